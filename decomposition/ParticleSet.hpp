@@ -1,0 +1,100 @@
+#pragma once
+// Particles in structure-of-arrays form. Every field is registered by name with a type and a
+// component count, so migration, halo exchange, output and checkpoints carry every field with no
+// per-field code. Two fields always exist: "id" (uint64, globally unique) and "position" (dim reals).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/Types.hpp"
+
+namespace nendo {
+
+enum class FieldType : std::uint8_t { Real, Int32, UInt64 };
+
+std::size_t field_type_size(FieldType type);
+const char* field_type_name(FieldType type);
+
+class ParticleField {
+ public:
+  ParticleField(std::string name, FieldType type, int components);
+
+  const std::string& name() const { return name_; }
+  FieldType type() const { return type_; }
+  int components() const { return components_; }
+  std::size_t bytes_per_particle() const { return field_type_size(type_) * components_; }
+
+  // Typed access; throws nendo::Error if T does not match type().
+  template <class T>
+  T* data();
+  template <class T>
+  const T* data() const;
+  // Untyped access for I/O and packing.
+  void* raw();
+  const void* raw() const;
+
+  void resize(std::size_t particles);
+  // new[i] = old[order[i]] for i < order.size(); the field ends with order.size() particles.
+  void reorder(const std::vector<std::size_t>& order);
+  void pack(std::size_t particle, unsigned char* out) const;
+  void unpack(std::size_t particle, const unsigned char* in);
+
+ private:
+  using Storage = std::variant<std::vector<Real>, std::vector<std::int32_t>, std::vector<std::uint64_t>>;
+  std::string name_;
+  FieldType type_;
+  int components_;
+  Storage storage_;
+};
+
+class ParticleSet {
+ public:
+  explicit ParticleSet(int dimension);
+
+  int dimension() const { return dimension_; }
+  std::size_t size() const { return size_; }
+
+  // Registers a field (zero-filled), or returns the existing one if name, type and components
+  // match; a clash is an error.
+  ParticleField& add_field(const std::string& name, FieldType type, int components);
+  bool has_field(const std::string& name) const;
+  ParticleField& field(const std::string& name);
+  const ParticleField& field(const std::string& name) const;
+  std::vector<ParticleField>& fields() { return fields_; }
+  const std::vector<ParticleField>& fields() const { return fields_; }
+
+  Real* real(const std::string& name) { return field(name).data<Real>(); }
+  const Real* real(const std::string& name) const { return field(name).data<Real>(); }
+  std::int32_t* int32(const std::string& name) { return field(name).data<std::int32_t>(); }
+  const std::int32_t* int32(const std::string& name) const { return field(name).data<std::int32_t>(); }
+  std::uint64_t* uint64(const std::string& name) { return field(name).data<std::uint64_t>(); }
+  const std::uint64_t* uint64(const std::string& name) const { return field(name).data<std::uint64_t>(); }
+
+  ParticleId* ids() { return fields_[0].data<ParticleId>(); }
+  const ParticleId* ids() const { return fields_[0].data<ParticleId>(); }
+  Real* positions() { return fields_[1].data<Real>(); }
+  const Real* positions() const { return fields_[1].data<Real>(); }
+
+  void resize(std::size_t particles);
+  void clear() { resize(0); }
+  void reorder(const std::vector<std::size_t>& order);
+  // Keeps the particles whose keep[i] is true, in order.
+  void compact(const std::vector<bool>& keep);
+
+  std::size_t bytes_per_particle() const;
+  // Appends the packed bytes of the given particles (all fields, registration order) to out.
+  void pack(const std::size_t* indices, std::size_t count, std::vector<unsigned char>& out) const;
+  // Appends count particles from bytes made by pack() on a set with the same fields.
+  void unpack_append(const unsigned char* in, std::size_t count);
+  // A set with the same fields (names, types, components) and no particles.
+  ParticleSet empty_like() const;
+
+ private:
+  int dimension_;
+  std::size_t size_ = 0;
+  std::vector<ParticleField> fields_;
+};
+
+}  // namespace nendo

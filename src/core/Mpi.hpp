@@ -1,0 +1,34 @@
+#pragma once
+// Thin helpers over the MPI C API: rank/size queries and datatype traits.
+#include <mpi.h>
+
+#include <cstdint>
+
+namespace nendo::mpi {
+
+inline int rank(MPI_Comm comm) {
+  int r = 0;
+  MPI_Comm_rank(comm, &r);
+  return r;
+}
+
+inline int size(MPI_Comm comm) {
+  int s = 1;
+  MPI_Comm_size(comm, &s);
+  return s;
+}
+
+template <class T>
+MPI_Datatype datatype();
+template <>
+inline MPI_Datatype datatype<double>() { return MPI_DOUBLE; }
+template <>
+inline MPI_Datatype datatype<std::int32_t>() { return MPI_INT32_T; }
+template <>
+inline MPI_Datatype datatype<std::int64_t>() { return MPI_INT64_T; }
+template <>
+inline MPI_Datatype datatype<std::uint64_t>() { return MPI_UINT64_T; }
+template <>
+inline MPI_Datatype datatype<std::uint8_t>() { return MPI_UINT8_T; }
+
+}  // namespace nendo::mpi
