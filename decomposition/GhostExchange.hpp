@@ -1,0 +1,96 @@
+#pragma once
+// Grid ghost exchange between particle blocks and the grid blocks they touch.
+//
+// Each owned particle block s has a *window*: the (B+3)^d grid nodes its particles can reach
+// (spec 002 §5.2: a particle in cell c touches nodes [c-1, c+2] for both B-spline kernels). P2G
+// writes into windows; scatter_add() sums them into the owned grid blocks; gather() copies grid
+// values back into windows for G2P. Windows keep hot loops free of hash look-ups and atomics.
+//
+// Determinism: a grid node's value is the sum, in the fixed neighbour order of BlockKey.hpp, of
+// the windows of the source blocks around it; a window depends only on its own block's particles.
+// So grid values are bitwise identical for any partition.
+//
+// The set of grid blocks a rank owns (all blocks within one block of a particle block, inside its
+// key range) and the message plan are built once per particle-block layout and reused for every
+// scatter/gather until the particles move between blocks.
+#include <mpi.h>
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "decomposition/BlockGeometry.hpp"
+#include "decomposition/ParticleBlocks.hpp"
+#include "decomposition/Partition.hpp"
+#include "decomposition/SparseExchange.hpp"
+
+namespace nendo {
+
+class GhostExchange {
+ public:
+  static constexpr int kWindowLower = 1;  // nodes a window reaches below its block
+  static constexpr int kWindowUpper = 2;  // ... and above
+
+  GhostExchange(MPI_Comm comm, const BlockGeometry& geometry);
+
+  // Builds the grid blocks and the plan for these particle blocks (collective).
+  void build(const ParticleBlocks& sources, const Partition& partition);
+
+  const BlockGeometry& geometry() const { return geometry_; }
+  int window_extent(int axis) const { return axis < geometry_.dimension ? geometry_.block + 3 : 1; }
+  int window_nodes() const { return window_extent(0) * window_extent(1) * window_extent(2); }
+  int nodes_per_block() const { return geometry_.nodes_per_block(); }
+  std::size_t source_blocks() const { return source_keys_.size(); }
+  const std::vector<BlockKey>& source_keys() const { return source_keys_; }
+  // Owned grid blocks, sorted by key; grid arrays are [block][node][component].
+  const std::vector<BlockKey>& grid_keys() const { return grid_keys_; }
+  std::size_t grid_blocks() const { return grid_keys_.size(); }
+  // Slot of an owned grid block, or -1.
+  long grid_slot(BlockKey key) const;
+
+  // windows: [source block][window node][component]; grid: [grid block][node][component].
+  void scatter_add(const std::vector<Real>& windows, int components, std::vector<Real>& grid) const;
+  void gather(const std::vector<Real>& grid, int components, std::vector<Real>& windows) const;
+
+  std::size_t bytes_sent() const { return exchange_.bytes_sent(); }
+  void reset_counters() { exchange_.reset_counters(); }
+
+ private:
+  // One axis-aligned box of nodes shared by a window and a grid block.
+  struct Slice {
+    int window_begin[3];
+    int block_begin[3];
+    int count[3];
+    int nodes() const { return count[0] * count[1] * count[2]; }
+  };
+  // A contribution of source window to grid block: where its slice is found.
+  struct Link {
+    int slice = -1;       // index into slices_ (by offset), -1: none
+    long source = -1;     // local source slot, or -1 for a remote one
+    int peer = -1;        // remote: index into peers_
+    std::size_t at = 0;   // remote: node offset of the slice in that peer's message
+  };
+  struct Peer {
+    int rank;
+    std::vector<std::pair<long, int>> sends;  // (source slot, offset index) we send, in order
+    std::vector<std::pair<long, int>> receives;  // (grid slot, offset index) we receive, in order
+    std::size_t send_nodes = 0, receive_nodes = 0;
+  };
+
+  Slice slice_for_offset(const BlockCoord& target_minus_source) const;
+  int peer_index(int rank);
+
+  BlockGeometry geometry_;
+  SparseExchange exchange_;
+  int neighbours_;
+  std::vector<Slice> slices_;  // by offset index of target relative to source
+  std::vector<BlockKey> source_keys_;
+  std::vector<BlockKey> grid_keys_;
+  std::unordered_map<BlockKey, long> grid_slots_;
+  std::vector<Link> links_;        // [grid slot][neighbour k]: source = grid block + offset k
+  std::vector<long> window_targets_;  // [source slot][offset]: local grid slot or -1 (remote)
+  std::vector<Peer> peers_;
+  std::vector<std::pair<int, std::size_t>> window_remote_;  // [source slot][offset]: (peer, node offset)
+};
+
+}  // namespace nendo

@@ -1,0 +1,28 @@
+#include "decomposition/LoadBalance.hpp"
+
+#include <numeric>
+
+#include "core/Mpi.hpp"
+
+namespace nendo {
+
+std::vector<std::uint64_t> block_weights(const ParticleBlocks& blocks, const BlockGeometry& geometry) {
+  std::vector<std::uint64_t> w(blocks.count());
+  for (std::size_t b = 0; b < blocks.count(); ++b) w[b] = blocks.particles(b) + geometry.nodes_per_block();
+  return w;
+}
+
+double load_imbalance(MPI_Comm comm, const std::vector<std::uint64_t>& weights) {
+  const std::uint64_t local = std::accumulate(weights.begin(), weights.end(), std::uint64_t{0});
+  std::uint64_t max = 0, total = 0;
+  MPI_Allreduce(&local, &max, 1, MPI_UINT64_T, MPI_MAX, comm);
+  MPI_Allreduce(&local, &total, 1, MPI_UINT64_T, MPI_SUM, comm);
+  if (total == 0) return 1.0;
+  return static_cast<double>(max) * mpi::size(comm) / static_cast<double>(total);
+}
+
+Partition balanced_partition(MPI_Comm comm, const ParticleBlocks& blocks, const BlockGeometry& geometry) {
+  return Partition::balanced(comm, blocks.keys, block_weights(blocks, geometry));
+}
+
+}  // namespace nendo

@@ -1,0 +1,44 @@
+#pragma once
+// Halo particles for kernel methods: copies of other ranks' particles within one cell (one kernel
+// support: particle methods set dx to the support radius) of this rank's particles' cells.
+// build() discovers who needs what; update() refreshes chosen fields along the same pattern, as
+// often as a method needs (PBD: every iteration). Halo copies are sorted by (block key, id).
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "decomposition/ParticleBlocks.hpp"
+#include "decomposition/Partition.hpp"
+#include "decomposition/SparseExchange.hpp"
+
+namespace nendo {
+
+class ParticleHalo {
+ public:
+  ParticleHalo(MPI_Comm comm, int dimension) : exchange_(comm), halo_(dimension) {}
+
+  // Collective. `owned` must not be reordered until the next build().
+  void build(const ParticleSet& owned, const ParticleBlocks& blocks, const BlockGeometry& geometry,
+             const Partition& partition);
+  // Collective: sends the current values of the named fields to the halo copies.
+  void update(const ParticleSet& owned, const std::vector<std::string>& fields);
+
+  const ParticleSet& particles() const { return halo_; }
+  const ParticleBlocks& blocks() const { return halo_blocks_; }
+  std::size_t bytes_sent() const { return exchange_.bytes_sent(); }
+
+ private:
+  struct Peer {
+    int rank;
+    std::vector<std::size_t> sends;  // owned particle indices
+    std::size_t receive_begin = 0, receive_count = 0;  // in arrival order
+  };
+  SparseExchange exchange_;
+  ParticleSet halo_;
+  ParticleBlocks halo_blocks_;
+  std::vector<Peer> peers_;
+  std::vector<std::size_t> slot_of_arrival_;  // halo index of the i-th particle received
+};
+
+}  // namespace nendo

@@ -1,0 +1,30 @@
+#pragma once
+// Moves every particle to the rank that owns its block, carrying every registered field, and
+// returns the owned particle blocks sorted by (block key, id).
+#include <mpi.h>
+
+#include "decomposition/ParticleBlocks.hpp"
+#include "decomposition/Partition.hpp"
+#include "decomposition/SparseExchange.hpp"
+
+namespace nendo {
+
+class ParticleMigration {
+ public:
+  explicit ParticleMigration(MPI_Comm comm) : exchange_(comm) {}
+
+  ParticleBlocks migrate(ParticleSet& particles, const BlockGeometry& geometry, const Partition& partition);
+
+  std::size_t bytes_sent() const { return exchange_.bytes_sent(); }
+  std::size_t particles_sent() const { return particles_sent_; }
+  void reset_counters() {
+    exchange_.reset_counters();
+    particles_sent_ = 0;
+  }
+
+ private:
+  SparseExchange exchange_;
+  std::size_t particles_sent_ = 0;
+};
+
+}  // namespace nendo

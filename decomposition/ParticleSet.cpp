@@ -1,0 +1,183 @@
+#include "decomposition/ParticleSet.hpp"
+
+#include <cstring>
+#include <type_traits>
+
+#include "core/Error.hpp"
+
+namespace nendo {
+
+std::size_t field_type_size(FieldType type) {
+  switch (type) {
+    case FieldType::Real: return sizeof(Real);
+    case FieldType::Int32: return sizeof(std::int32_t);
+    case FieldType::UInt64: return sizeof(std::uint64_t);
+  }
+  return 0;
+}
+
+const char* field_type_name(FieldType type) {
+  switch (type) {
+    case FieldType::Real: return "real";
+    case FieldType::Int32: return "int32";
+    case FieldType::UInt64: return "uint64";
+  }
+  return "?";
+}
+
+namespace {
+template <class T>
+constexpr FieldType field_type_of() {
+  if constexpr (std::is_same_v<T, Real>) return FieldType::Real;
+  if constexpr (std::is_same_v<T, std::int32_t>) return FieldType::Int32;
+  if constexpr (std::is_same_v<T, std::uint64_t>) return FieldType::UInt64;
+}
+}  // namespace
+
+ParticleField::ParticleField(std::string name, FieldType type, int components)
+    : name_(std::move(name)), type_(type), components_(components) {
+  switch (type) {
+    case FieldType::Real: storage_ = std::vector<Real>(); break;
+    case FieldType::Int32: storage_ = std::vector<std::int32_t>(); break;
+    case FieldType::UInt64: storage_ = std::vector<std::uint64_t>(); break;
+  }
+}
+
+template <class T>
+T* ParticleField::data() {
+  if (field_type_of<T>() != type_)
+    throw Error("particle field '" + name_ + "' is " + field_type_name(type_) + ", accessed as " +
+                field_type_name(field_type_of<T>()));
+  return std::get<std::vector<T>>(storage_).data();
+}
+
+template <class T>
+const T* ParticleField::data() const {
+  return const_cast<ParticleField*>(this)->data<T>();
+}
+
+template Real* ParticleField::data<Real>();
+template std::int32_t* ParticleField::data<std::int32_t>();
+template std::uint64_t* ParticleField::data<std::uint64_t>();
+template const Real* ParticleField::data<Real>() const;
+template const std::int32_t* ParticleField::data<std::int32_t>() const;
+template const std::uint64_t* ParticleField::data<std::uint64_t>() const;
+
+void* ParticleField::raw() {
+  return std::visit([](auto& v) -> void* { return v.data(); }, storage_);
+}
+
+const void* ParticleField::raw() const { return const_cast<ParticleField*>(this)->raw(); }
+
+void ParticleField::resize(std::size_t particles) {
+  std::visit([&](auto& v) { v.resize(particles * components_); }, storage_);
+}
+
+void ParticleField::reorder(const std::vector<std::size_t>& order) {
+  std::visit(
+      [&](auto& v) {
+        std::remove_reference_t<decltype(v)> out(order.size() * components_);
+        const std::size_t c = components_;
+        for (std::size_t i = 0; i < order.size(); ++i)
+          for (std::size_t k = 0; k < c; ++k) out[i * c + k] = v[order[i] * c + k];
+        v.swap(out);
+      },
+      storage_);
+}
+
+void ParticleField::pack(std::size_t particle, unsigned char* out) const {
+  const std::size_t bytes = bytes_per_particle();
+  std::memcpy(out, static_cast<const unsigned char*>(raw()) + particle * bytes, bytes);
+}
+
+void ParticleField::unpack(std::size_t particle, const unsigned char* in) {
+  const std::size_t bytes = bytes_per_particle();
+  std::memcpy(static_cast<unsigned char*>(raw()) + particle * bytes, in, bytes);
+}
+
+ParticleSet::ParticleSet(int dimension) : dimension_(dimension) {
+  if (dimension != 2 && dimension != 3) throw Error("particle set dimension must be 2 or 3");
+  add_field("id", FieldType::UInt64, 1);
+  add_field("position", FieldType::Real, dimension);
+}
+
+ParticleField& ParticleSet::add_field(const std::string& name, FieldType type, int components) {
+  for (auto& f : fields_) {
+    if (f.name() != name) continue;
+    if (f.type() != type || f.components() != components)
+      throw Error("particle field '" + name + "' registered twice with different shapes");
+    return f;
+  }
+  fields_.emplace_back(name, type, components);
+  fields_.back().resize(size_);
+  return fields_.back();
+}
+
+bool ParticleSet::has_field(const std::string& name) const {
+  for (const auto& f : fields_)
+    if (f.name() == name) return true;
+  return false;
+}
+
+ParticleField& ParticleSet::field(const std::string& name) {
+  for (auto& f : fields_)
+    if (f.name() == name) return f;
+  throw Error("no particle field '" + name + "'");
+}
+
+const ParticleField& ParticleSet::field(const std::string& name) const {
+  return const_cast<ParticleSet*>(this)->field(name);
+}
+
+void ParticleSet::resize(std::size_t particles) {
+  for (auto& f : fields_) f.resize(particles);
+  size_ = particles;
+}
+
+void ParticleSet::reorder(const std::vector<std::size_t>& order) {
+  for (auto& f : fields_) f.reorder(order);
+  size_ = order.size();
+}
+
+void ParticleSet::compact(const std::vector<bool>& keep) {
+  std::vector<std::size_t> order;
+  order.reserve(size_);
+  for (std::size_t i = 0; i < size_; ++i)
+    if (keep[i]) order.push_back(i);
+  if (order.size() != size_) reorder(order);
+}
+
+std::size_t ParticleSet::bytes_per_particle() const {
+  std::size_t bytes = 0;
+  for (const auto& f : fields_) bytes += f.bytes_per_particle();
+  return bytes;
+}
+
+void ParticleSet::pack(const std::size_t* indices, std::size_t count, std::vector<unsigned char>& out) const {
+  const std::size_t stride = bytes_per_particle();
+  std::size_t offset = out.size();
+  out.resize(offset + count * stride);
+  for (std::size_t n = 0; n < count; ++n)
+    for (const auto& f : fields_) {
+      f.pack(indices[n], out.data() + offset);
+      offset += f.bytes_per_particle();
+    }
+}
+
+void ParticleSet::unpack_append(const unsigned char* in, std::size_t count) {
+  const std::size_t first = size_;
+  resize(size_ + count);
+  for (std::size_t n = 0; n < count; ++n)
+    for (auto& f : fields_) {
+      f.unpack(first + n, in);
+      in += f.bytes_per_particle();
+    }
+}
+
+ParticleSet ParticleSet::empty_like() const {
+  ParticleSet out(dimension_);
+  for (const auto& f : fields_) out.add_field(f.name(), f.type(), f.components());
+  return out;
+}
+
+}  // namespace nendo

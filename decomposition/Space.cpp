@@ -1,0 +1,68 @@
+#include "decomposition/Space.hpp"
+
+#include <algorithm>
+
+#include "core/Mpi.hpp"
+
+namespace nendo {
+
+Space::Space(MPI_Comm comm, const BlockGeometry& geometry, ParticleSet particles)
+    : comm_(comm),
+      rank_(mpi::rank(comm)),
+      geometry_(geometry),
+      partition_(mpi::size(comm)),
+      particles_(std::move(particles)),
+      migration_(comm),
+      ghost_(comm, geometry),
+      halo_(comm, geometry.dimension) {
+  blocks_ = sort_by_block(particles_, geometry_);
+}
+
+std::uint64_t Space::global_particles() const {
+  std::uint64_t local = particles_.size(), total = 0;
+  MPI_Allreduce(&local, &total, 1, MPI_UINT64_T, MPI_SUM, comm_);
+  return total;
+}
+
+void Space::distribute() {
+  BlockKey lo = blocks_.keys.empty() ? kBlockKeyEnd : blocks_.keys.front();
+  BlockKey hi = blocks_.keys.empty() ? 0 : blocks_.keys.back();
+  BlockKey global_lo = 0, global_hi = 0;
+  MPI_Allreduce(&lo, &global_lo, 1, MPI_UINT64_T, MPI_MIN, comm_);
+  MPI_Allreduce(&hi, &global_hi, 1, MPI_UINT64_T, MPI_MAX, comm_);
+  if (global_lo <= global_hi) partition_ = Partition::uniform(ranks(), global_lo, global_hi);
+  migrate();
+  rebalance();
+}
+
+void Space::migrate() {
+  blocks_ = migration_.migrate(particles_, geometry_, partition_);
+  ghost_current_ = false;
+  halo_current_ = false;
+}
+
+void Space::rebalance() {
+  partition_ = balanced_partition(comm_, blocks_, geometry_);
+  migrate();
+}
+
+bool Space::maybe_rebalance(long step, const LoadBalancePolicy& policy) {
+  if (policy.every_steps <= 0 || step % policy.every_steps != 0) return false;
+  if (load_imbalance(comm_, block_weights(blocks_, geometry_)) <= policy.threshold) return false;
+  rebalance();
+  return true;
+}
+
+GhostExchange& Space::ghost() {
+  if (!ghost_current_) ghost_.build(blocks_, partition_);
+  ghost_current_ = true;
+  return ghost_;
+}
+
+ParticleHalo& Space::halo() {
+  if (!halo_current_) halo_.build(particles_, blocks_, geometry_, partition_);
+  halo_current_ = true;
+  return halo_;
+}
+
+}  // namespace nendo

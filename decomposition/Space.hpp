@@ -1,0 +1,58 @@
+#pragma once
+// The distributed space every method stands on: the block geometry, the partition, this rank's
+// particles sorted into blocks, and the exchanges that keep them consistent across ranks.
+#include <mpi.h>
+
+#include <memory>
+
+#include "decomposition/GhostExchange.hpp"
+#include "decomposition/LoadBalance.hpp"
+#include "decomposition/ParticleHalo.hpp"
+#include "decomposition/ParticleMigration.hpp"
+
+namespace nendo {
+
+class Space {
+ public:
+  Space(MPI_Comm comm, const BlockGeometry& geometry, ParticleSet particles);
+
+  MPI_Comm comm() const { return comm_; }
+  int rank() const { return rank_; }
+  int ranks() const { return partition_.ranks(); }
+  const BlockGeometry& geometry() const { return geometry_; }
+  const Partition& partition() const { return partition_; }
+  ParticleSet& particles() { return particles_; }
+  const ParticleSet& particles() const { return particles_; }
+  const ParticleBlocks& blocks() const { return blocks_; }
+  std::uint64_t global_particles() const;
+
+  // Particles may start on any rank (seeding splits work by lattice index, not by space): move
+  // them to a provisional key-range partition, then balance. Collective.
+  void distribute();
+  // After particles moved: send each to its block's owner and re-sort. Collective.
+  void migrate();
+  // New partition from the block weights, then migrate. Collective.
+  void rebalance();
+  // Rebalances if the policy says so at this step; returns whether it did. Collective.
+  bool maybe_rebalance(long step, const LoadBalancePolicy& policy);
+
+  // The grid ghost exchange for the current particle blocks, rebuilt only after they changed.
+  GhostExchange& ghost();
+  ParticleHalo& halo();  // built for the current particles
+  ParticleMigration& migration() { return migration_; }
+
+ private:
+  MPI_Comm comm_;
+  int rank_;
+  BlockGeometry geometry_;
+  Partition partition_;
+  ParticleSet particles_;
+  ParticleBlocks blocks_;
+  ParticleMigration migration_;
+  GhostExchange ghost_;
+  ParticleHalo halo_;
+  bool ghost_current_ = false;
+  bool halo_current_ = false;
+};
+
+}  // namespace nendo
