@@ -1,0 +1,196 @@
+#include "io/Hdf5File.hpp"
+
+#include <utility>
+
+#include "core/Error.hpp"
+
+namespace nendo {
+
+Hdf5Id::Hdf5Id(Hdf5Id&& other) noexcept
+    : id_(std::exchange(other.id_, H5I_INVALID_HID)), close_(std::exchange(other.close_, nullptr)) {}
+
+Hdf5Id& Hdf5Id::operator=(Hdf5Id&& other) noexcept {
+  if (this != &other) {
+    reset();
+    id_ = std::exchange(other.id_, H5I_INVALID_HID);
+    close_ = std::exchange(other.close_, nullptr);
+  }
+  return *this;
+}
+
+herr_t Hdf5Id::reset() {
+  herr_t status = 0;
+  if (id_ >= 0 && close_) status = close_(id_);
+  id_ = H5I_INVALID_HID;
+  close_ = nullptr;
+  return status;
+}
+
+namespace {
+
+herr_t keep_innermost(unsigned, const H5E_error2_t* error, void* data) {
+  auto* message = static_cast<std::string*>(data);
+  // Walking downward, the last entry is where the failure started; its description is the
+  // specific one ("unable to open file: name = ..., errno = 2, ...").
+  if (error && error->desc && *error->desc) {
+    *message = error->desc;
+    if (error->func_name) *message += std::string(" (") + error->func_name + ")";
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string hdf5_error_detail() {
+  std::string message;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, keep_innermost, &message);
+  H5Eclear2(H5E_DEFAULT);
+  return message;
+}
+
+void silence_hdf5_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+
+Hdf5File Hdf5File::create(const std::string& path, MPI_Comm comm) {
+  silence_hdf5_errors();
+  Hdf5File file(path, true);
+  Hdf5Id access(file.check(H5Pcreate(H5P_FILE_ACCESS), "create file access property list"), H5Pclose);
+  file.check_status(H5Pset_fapl_mpio(access.get(), comm, MPI_INFO_NULL), "set MPI-IO file access");
+  // Metadata is written collectively, as one MPI-IO operation instead of one per rank.
+  file.check_status(H5Pset_coll_metadata_write(access.get(), true), "set collective metadata writes");
+  file.file_ = Hdf5Id(
+      file.check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()), "create file"), H5Fclose);
+  file.transfer_ = Hdf5Id(file.check(H5Pcreate(H5P_DATASET_XFER), "create transfer property list"), H5Pclose);
+  file.check_status(H5Pset_dxpl_mpio(file.transfer_.get(), H5FD_MPIO_COLLECTIVE), "set collective transfer");
+  return file;
+}
+
+Hdf5File Hdf5File::open_read(const std::string& path, MPI_Comm comm) {
+  silence_hdf5_errors();
+  Hdf5File file(path, true);
+  Hdf5Id access(file.check(H5Pcreate(H5P_FILE_ACCESS), "create file access property list"), H5Pclose);
+  file.check_status(H5Pset_fapl_mpio(access.get(), comm, MPI_INFO_NULL), "set MPI-IO file access");
+  file.file_ = Hdf5Id(
+      file.check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, access.get()), "open file for reading"), H5Fclose);
+  file.transfer_ = Hdf5Id(file.check(H5Pcreate(H5P_DATASET_XFER), "create transfer property list"), H5Pclose);
+  file.check_status(H5Pset_dxpl_mpio(file.transfer_.get(), H5FD_MPIO_COLLECTIVE), "set collective transfer");
+  return file;
+}
+
+Hdf5File Hdf5File::open_read_serial(const std::string& path) {
+  silence_hdf5_errors();
+  Hdf5File file(path, false);
+  file.file_ = Hdf5Id(file.check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open file for reading"),
+                      H5Fclose);
+  return file;
+}
+
+void Hdf5File::close() {
+  if (!file_.valid()) return;
+  const herr_t status = file_.reset();
+  transfer_.reset();
+  check_status(status, "close file");
+}
+
+hid_t Hdf5File::check(hid_t id, const std::string& operation) const {
+  if (id < 0) fail(operation);
+  return id;
+}
+
+void Hdf5File::check_status(herr_t status, const std::string& operation) const {
+  if (status < 0) fail(operation);
+}
+
+void Hdf5File::fail(const std::string& operation) const {
+  const std::string detail = hdf5_error_detail();
+  throw Error("HDF5: " + operation + " failed for " + path_ + (detail.empty() ? "" : ": " + detail));
+}
+
+Hdf5Id Hdf5File::create_group(const std::string& name) const {
+  return Hdf5Id(
+      check(H5Gcreate2(id(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create group " + name),
+      H5Gclose);
+}
+
+Hdf5Id Hdf5File::open_group(const std::string& name) const {
+  return Hdf5Id(check(H5Gopen2(id(), name.c_str(), H5P_DEFAULT), "open group " + name), H5Gclose);
+}
+
+Hdf5Id Hdf5File::open_dataset(const std::string& name) const {
+  return Hdf5Id(check(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), "open dataset " + name), H5Dclose);
+}
+
+bool Hdf5File::exists(const std::string& name) const {
+  // H5Lexists needs every intermediate link to exist: check the path one component at a time.
+  if (name.empty() || name == "/") return true;
+  std::string prefix;
+  std::size_t start = name.front() == '/' ? 1 : 0;
+  if (start == 1) prefix = "/";
+  while (start <= name.size()) {
+    std::size_t end = name.find('/', start);
+    if (end == std::string::npos) end = name.size();
+    prefix += name.substr(start, end - start);
+    const htri_t found = H5Lexists(id(), prefix.c_str(), H5P_DEFAULT);
+    if (found < 0) fail("look up " + prefix);
+    if (found == 0) return false;
+    prefix += '/';
+    start = end + 1;
+  }
+  return true;
+}
+
+void Hdf5File::write_scalar_attribute(hid_t object, const std::string& name, hid_t file_type,
+                                      hid_t memory_type, const void* value) const {
+  const std::string what = "write attribute '" + name + "'";
+  Hdf5Id space(check(H5Screate(H5S_SCALAR), what), H5Sclose);
+  Hdf5Id attribute(
+      check(H5Acreate2(object, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT), what),
+      H5Aclose);
+  check_status(H5Awrite(attribute.get(), memory_type, value), what);
+}
+
+void Hdf5File::write_attribute(hid_t object, const std::string& name, double value) const {
+  write_scalar_attribute(object, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &value);
+}
+void Hdf5File::write_attribute(hid_t object, const std::string& name, std::int64_t value) const {
+  write_scalar_attribute(object, name, H5T_STD_I64LE, H5T_NATIVE_INT64, &value);
+}
+void Hdf5File::write_attribute(hid_t object, const std::string& name, std::uint64_t value) const {
+  write_scalar_attribute(object, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, &value);
+}
+void Hdf5File::write_attribute(hid_t object, const std::string& name, std::int32_t value) const {
+  write_scalar_attribute(object, name, H5T_STD_I32LE, H5T_NATIVE_INT32, &value);
+}
+
+void Hdf5File::read_scalar_attribute(hid_t object, const std::string& name, hid_t memory_type,
+                                     void* value) const {
+  const std::string what = "read attribute '" + name + "'";
+  Hdf5Id attribute(check(H5Aopen(object, name.c_str(), H5P_DEFAULT), what), H5Aclose);
+  Hdf5Id space(check(H5Aget_space(attribute.get()), what), H5Sclose);
+  if (H5Sget_simple_extent_npoints(space.get()) != 1)
+    throw Error("HDF5: attribute '" + name + "' in " + path_ + " is not a scalar");
+  check_status(H5Aread(attribute.get(), memory_type, value), what);
+}
+
+double Hdf5File::read_double_attribute(hid_t object, const std::string& name) const {
+  double value = 0;
+  read_scalar_attribute(object, name, H5T_NATIVE_DOUBLE, &value);
+  return value;
+}
+std::int64_t Hdf5File::read_int64_attribute(hid_t object, const std::string& name) const {
+  std::int64_t value = 0;
+  read_scalar_attribute(object, name, H5T_NATIVE_INT64, &value);
+  return value;
+}
+std::uint64_t Hdf5File::read_uint64_attribute(hid_t object, const std::string& name) const {
+  std::uint64_t value = 0;
+  read_scalar_attribute(object, name, H5T_NATIVE_UINT64, &value);
+  return value;
+}
+
+bool Hdf5File::has_attribute(hid_t object, const std::string& name) const {
+  const htri_t found = H5Aexists(object, name.c_str());
+  if (found < 0) fail("look up attribute '" + name + "'");
+  return found > 0;
+}
+
+}  // namespace nendo

@@ -1,0 +1,43 @@
+#pragma once
+// The particle output file, shared by ParticleWriter, ParticleReader and XdmfSeries.
+//
+// DIR/particles_NNNNNN.h5 (NNNNNN = output index, 6 digits):
+//   /                     attributes time (float64), step (int64), dimension (int32)
+//   /particles            attribute count (uint64) = N, the global number of particles
+//   /particles/<field>    one dataset per field, shape (N,) for 1 component, (N, components)
+//                         otherwise; float64, int32 or uint64 as the field is. "id" and "position"
+//                         are always present. Particles appear in rank order, each rank's in its
+//                         own order: sort by id to compare files written on different rank counts.
+//   /xdmf/polyvertex      int64 0..N-1, the Polyvertex connectivity of particles.xdmf (see
+//                         XdmfSeries.hpp for why it is explicit); not a particle field.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "decomposition/ParticleSet.hpp"
+
+namespace nendo {
+
+struct ParticleFileField {
+  std::string name;
+  FieldType type = FieldType::Real;
+  int components = 1;
+};
+
+// What one particles_NNNNNN.h5 holds: enough to index it in the XDMF series without reading data.
+struct ParticleFileInfo {
+  int index = -1;  // output index; -1 when the file name does not carry one
+  double time = 0;
+  std::int64_t step = 0;
+  int dimension = 3;
+  std::uint64_t count = 0;                // N, the global number of particles
+  std::vector<ParticleFileField> fields;  // every /particles dataset, "id" and "position" included
+};
+
+// "particles_000042.h5" for index 42. Throws nendo::Error for an index outside [0, 999999].
+std::string particle_file_name(int index);
+// The index of a file name made by particle_file_name, or -1 for any other name (a directory part
+// is ignored; "particles_000042.h5.tmp" is not an output).
+int particle_file_index(const std::string& file_name);
+
+}  // namespace nendo

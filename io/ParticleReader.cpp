@@ -1,0 +1,149 @@
+#include "io/ParticleReader.hpp"
+
+#include <algorithm>
+
+#include "core/Error.hpp"
+#include "core/Mpi.hpp"
+#include "io/CollectiveError.hpp"
+#include "io/Hdf5File.hpp"
+
+namespace nendo {
+namespace {
+
+herr_t collect_name(hid_t, const char* name, const H5L_info_t*, void* data) {
+  static_cast<std::vector<std::string>*>(data)->push_back(name);
+  return 0;
+}
+
+hid_t memory_type(FieldType type) {
+  switch (type) {
+    case FieldType::Real:
+      return H5T_NATIVE_DOUBLE;
+    case FieldType::Int32:
+      return H5T_NATIVE_INT32;
+    case FieldType::UInt64:
+      return H5T_NATIVE_UINT64;
+  }
+  return H5T_NATIVE_DOUBLE;
+}
+
+ParticleFileField describe_dataset(const Hdf5File& file, const std::string& name, std::uint64_t count) {
+  const std::string dataset_name = "/particles/" + name;
+  Hdf5Id dataset = file.open_dataset(dataset_name);
+  Hdf5Id type(file.check(H5Dget_type(dataset.get()), "read the type of " + dataset_name), H5Tclose);
+  Hdf5Id space(file.check(H5Dget_space(dataset.get()), "read the shape of " + dataset_name), H5Sclose);
+  ParticleFileField field;
+  field.name = name;
+  const H5T_class_t type_class = H5Tget_class(type.get());
+  const std::size_t size = H5Tget_size(type.get());
+  const H5T_sign_t sign = type_class == H5T_INTEGER ? H5Tget_sign(type.get()) : H5T_SGN_ERROR;
+  if (type_class == H5T_FLOAT && size == 8)
+    field.type = FieldType::Real;
+  else if (type_class == H5T_INTEGER && size == 4 && sign == H5T_SGN_2)
+    field.type = FieldType::Int32;
+  else if (type_class == H5T_INTEGER && size == 8 && sign == H5T_SGN_NONE)
+    field.type = FieldType::UInt64;
+  else
+    throw Error("particle file " + file.path() + ": dataset " + dataset_name +
+                " is not float64, int32 or uint64");
+  hsize_t dims[2] = {0, 0};
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank < 1 || rank > 2)
+    throw Error("particle file " + file.path() + ": dataset " + dataset_name + " is not 1D or 2D");
+  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+  field.components = rank == 1 ? 1 : static_cast<int>(dims[1]);
+  if (dims[0] != count)
+    throw Error("particle file " + file.path() + ": dataset " + dataset_name + " has " +
+                std::to_string(dims[0]) + " rows, /particles count is " + std::to_string(count));
+  return field;
+}
+
+ParticleFileInfo read_header(const Hdf5File& file) {
+  ParticleFileInfo info;
+  info.index = particle_file_index(file.path());
+  info.time = file.read_double_attribute(file.id(), "time");
+  info.step = file.read_int64_attribute(file.id(), "step");
+  info.dimension = static_cast<int>(file.read_int64_attribute(file.id(), "dimension"));
+  if (info.dimension != 2 && info.dimension != 3)
+    throw Error("particle file " + file.path() + ": dimension " + std::to_string(info.dimension) +
+                " is not 2 or 3");
+  Hdf5Id group = file.open_group("/particles");
+  info.count = file.read_uint64_attribute(group.get(), "count");
+  std::vector<std::string> names;
+  hsize_t position = 0;
+  file.check_status(H5Literate(group.get(), H5_INDEX_NAME, H5_ITER_INC, &position, collect_name, &names),
+                    "list /particles");
+  for (const char* required : {"id", "position"})
+    if (std::find(names.begin(), names.end(), required) == names.end())
+      throw Error("particle file " + file.path() + ": no dataset /particles/" + required);
+  // id and position first, as a ParticleSet holds them (in name order "id" < "position").
+  std::stable_partition(names.begin(), names.end(),
+                        [](const std::string& n) { return n == "id" || n == "position"; });
+  for (const std::string& name : names) info.fields.push_back(describe_dataset(file, name, info.count));
+  if (info.fields[0].type != FieldType::UInt64 || info.fields[0].components != 1)
+    throw Error("particle file " + file.path() + ": /particles/id is not uint64 (N,)");
+  if (info.fields[1].type != FieldType::Real || info.fields[1].components != info.dimension)
+    throw Error("particle file " + file.path() + ": /particles/position is not float64 (N, dimension)");
+  return info;
+}
+
+}  // namespace
+
+ParticleFileInfo ParticleReader::describe(const std::string& path) {
+  Hdf5File file = Hdf5File::open_read_serial(path);
+  ParticleFileInfo info = read_header(file);
+  file.close();
+  return info;
+}
+
+ParticleSet ParticleReader::read(MPI_Comm comm, const std::string& path, ParticleFileInfo* info_out) {
+  const int rank = mpi::rank(comm), ranks = mpi::size(comm);
+  std::string error;
+  ParticleFileInfo info;
+  ParticleSet particles(3);
+  try {
+    Hdf5File file = Hdf5File::open_read(path, comm);
+    info = read_header(file);
+    const std::uint64_t begin = info.count * rank / ranks, end = info.count * (rank + 1) / ranks;
+    const std::uint64_t count = end - begin;
+    particles = ParticleSet(info.dimension);
+    for (const ParticleFileField& field : info.fields)
+      particles.add_field(field.name, field.type, field.components);
+    particles.resize(count);
+    // A file without particles has datasets without storage: nothing to read (all ranks agree).
+    for (const ParticleFileField& field : info.count > 0 ? info.fields : std::vector<ParticleFileField>{}) {
+      const std::string name = "/particles/" + field.name;
+      const std::string what = "read dataset " + name;
+      Hdf5Id dataset = file.open_dataset(name);
+      Hdf5Id file_space(file.check(H5Dget_space(dataset.get()), what), H5Sclose);
+      const int dims = field.components == 1 ? 1 : 2;
+      Hdf5Id memory_space;
+      static char no_data = 0;
+      void* data = particles.field(field.name).raw();
+      if (count > 0) {
+        const hsize_t start[2] = {begin, 0};
+        const hsize_t block[2] = {count, static_cast<hsize_t>(field.components)};
+        file.check_status(
+            H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, block, nullptr), what);
+        memory_space = Hdf5Id(file.check(H5Screate_simple(dims, block, nullptr), what), H5Sclose);
+      } else {
+        const hsize_t one[2] = {1, static_cast<hsize_t>(field.components)};
+        file.check_status(H5Sselect_none(file_space.get()), what);
+        memory_space = Hdf5Id(file.check(H5Screate_simple(dims, one, nullptr), what), H5Sclose);
+        file.check_status(H5Sselect_none(memory_space.get()), what);
+        data = &no_data;
+      }
+      file.check_status(H5Dread(dataset.get(), memory_type(field.type), memory_space.get(), file_space.get(),
+                                file.transfer(), data),
+                        what);
+    }
+    file.close();
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  raise_collectively(comm, error);
+  if (info_out) *info_out = info;
+  return particles;
+}
+
+}  // namespace nendo

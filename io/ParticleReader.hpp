@@ -1,0 +1,26 @@
+#pragma once
+// Reading a particle output file (layout in ParticleFile.hpp) back: for tests, `nendo info`, the
+// XDMF series on restart, and restarts from output files.
+#include <mpi.h>
+
+#include <string>
+
+#include "decomposition/ParticleSet.hpp"
+#include "io/ParticleFile.hpp"
+
+namespace nendo {
+
+class ParticleReader {
+ public:
+  // One process, no MPI: the header (attributes, dataset types and shapes) of the file at path.
+  // index is taken from the file name (-1 if it is not particles_NNNNNN.h5). Throws nendo::Error
+  // naming the file when it is not a readable particle file.
+  static ParticleFileInfo describe(const std::string& path);
+
+  // Collective over comm: rank r of P gets the particles [r N / P, (r + 1) N / P) in file order,
+  // with every field in /particles (types and component counts as stored; "id" and "position"
+  // first, the others in name order). info, when given, receives the header.
+  static ParticleSet read(MPI_Comm comm, const std::string& path, ParticleFileInfo* info = nullptr);
+};
+
+}  // namespace nendo

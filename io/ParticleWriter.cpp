@@ -1,0 +1,230 @@
+#include "io/ParticleWriter.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <numeric>
+
+#include "core/Error.hpp"
+#include "core/Mpi.hpp"
+#include "io/CollectiveError.hpp"
+#include "io/Hdf5File.hpp"
+
+namespace nendo {
+namespace {
+
+struct Hdf5Types {
+  hid_t file;
+  hid_t memory;
+};
+
+Hdf5Types hdf5_types(FieldType type) {
+  switch (type) {
+    case FieldType::Real:
+      return {H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE};
+    case FieldType::Int32:
+      return {H5T_STD_I32LE, H5T_NATIVE_INT32};
+    case FieldType::UInt64:
+      return {H5T_STD_U64LE, H5T_NATIVE_UINT64};
+  }
+  throw Error("unknown particle field type");
+}
+
+// "id", "position", then the requested fields in the caller's order, without repeats.
+std::vector<std::string> output_field_names(const std::vector<std::string>& requested) {
+  std::vector<std::string> names = {"id", "position"};
+  for (const std::string& name : requested)
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  return names;
+}
+
+// Collective: every rank must hold every listed field with the same type and component count, else
+// every rank throws the same error (a clash found on one rank only must not leave the others in
+// H5Dcreate).
+std::vector<const ParticleField*> resolve_fields(MPI_Comm comm, const std::string& path,
+                                                 const ParticleSet& particles,
+                                                 const std::vector<std::string>& names) {
+  std::vector<const ParticleField*> fields;
+  std::string error;
+  // Signature per field: 0 when missing, else 1 + 16 * components + type.
+  std::vector<long long> signature;
+  signature.push_back(particles.dimension());
+  for (const std::string& name : names) {
+    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
+      error = "particle output " + path + ": '" + name + "' is not a valid field name";
+      signature.push_back(0);
+      continue;
+    }
+    if (!particles.has_field(name)) {
+      if (error.empty())
+        error = "particle output " + path + ": no particle field '" + name + "' on rank " +
+                std::to_string(mpi::rank(comm));
+      signature.push_back(0);
+      continue;
+    }
+    const ParticleField& field = particles.field(name);
+    fields.push_back(&field);
+    signature.push_back(1 + 16LL * field.components() + static_cast<long long>(field.type()));
+  }
+  raise_collectively(comm, error);
+
+  std::vector<long long> low(signature.size()), high(signature.size());
+  MPI_Allreduce(signature.data(), low.data(), static_cast<int>(signature.size()), MPI_LONG_LONG, MPI_MIN,
+                comm);
+  MPI_Allreduce(signature.data(), high.data(), static_cast<int>(signature.size()), MPI_LONG_LONG, MPI_MAX,
+                comm);
+  if (low[0] != high[0])
+    throw Error("particle output " + path +
+                ": the particle sets have different dimensions on different ranks");
+  for (std::size_t f = 0; f < names.size(); ++f)
+    if (low[f + 1] != high[f + 1])
+      throw Error("particle output " + path + ": field '" + names[f] +
+                  "' has a different type or component count on different ranks");
+  return fields;
+}
+
+// Collective: rank 0 checks that the output directory exists and is writable.
+void check_directory(MPI_Comm comm, const std::string& path) {
+  std::string error;
+  if (mpi::rank(comm) == 0) {
+    std::filesystem::path directory = std::filesystem::path(path).parent_path();
+    if (directory.empty()) directory = ".";
+    std::error_code code;
+    if (!std::filesystem::is_directory(directory, code))
+      error = "particle output " + path + ": directory '" + directory.string() + "' does not exist";
+    else if (access(directory.c_str(), W_OK | X_OK) != 0)
+      error = "particle output " + path + ": directory '" + directory.string() +
+              "' is not writable: " + std::strerror(errno);
+  }
+  raise_collectively(comm, error);
+}
+
+// Collective: one (total,) or (total, components) dataset; this rank's count rows at offset.
+void write_dataset(const Hdf5File& file, const std::string& name, Hdf5Types types, int components,
+                   std::uint64_t count, std::uint64_t offset, std::uint64_t total, const void* data) {
+  const std::string what = "write dataset " + name;
+  const int rank = components == 1 ? 1 : 2;
+  const hsize_t dims[2] = {total, static_cast<hsize_t>(components)};
+  Hdf5Id file_space(file.check(H5Screate_simple(rank, dims, nullptr), what), H5Sclose);
+  Hdf5Id dataset(file.check(H5Dcreate2(file.id(), name.c_str(), types.file, file_space.get(), H5P_DEFAULT,
+                                       H5P_DEFAULT, H5P_DEFAULT),
+                            "create dataset " + name),
+                 H5Dclose);
+  Hdf5Id memory_space;
+  static const char no_data = 0;  // H5Dwrite wants a buffer even for an empty selection
+  if (count > 0) {
+    const hsize_t start[2] = {offset, 0};
+    const hsize_t block[2] = {count, static_cast<hsize_t>(components)};
+    file.check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, block, nullptr),
+                      what);
+    memory_space = Hdf5Id(file.check(H5Screate_simple(rank, block, nullptr), what), H5Sclose);
+  } else {
+    // A rank without particles still joins the collective write, selecting nothing.
+    const hsize_t one[2] = {1, static_cast<hsize_t>(components)};
+    file.check_status(H5Sselect_none(file_space.get()), what);
+    memory_space = Hdf5Id(file.check(H5Screate_simple(rank, one, nullptr), what), H5Sclose);
+    file.check_status(H5Sselect_none(memory_space.get()), what);
+    data = &no_data;
+  }
+  // A dataset with no elements has no storage (its address is undefined): there is nothing to
+  // write, and every rank knows it from total.
+  if (total == 0) return;
+  file.check_status(
+      H5Dwrite(dataset.get(), types.memory, memory_space.get(), file_space.get(), file.transfer(), data),
+      what);
+}
+
+}  // namespace
+
+ParticleWriter::ParticleWriter(MPI_Comm comm, std::string directory, std::vector<std::string> fields,
+                               int first_index)
+    : comm_(comm), directory_(std::move(directory)), fields_(std::move(fields)), next_index_(first_index) {
+  particle_file_name(first_index);  // range check, the same on every rank
+  std::string error;
+  if (mpi::rank(comm_) == 0) {
+    try {
+      series_.emplace(directory_, first_index > 0 ? XdmfSeries::scan(directory_, first_index)
+                                                  : std::vector<ParticleFileInfo>{});
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  }
+  raise_collectively(comm_, error);
+}
+
+ParticleFileInfo ParticleWriter::write(const ParticleSet& particles, double time, std::int64_t step) {
+  const std::string path = (std::filesystem::path(directory_) / particle_file_name(next_index_)).string();
+  ParticleFileInfo info = write_file(comm_, path, particles, fields_, time, step, next_index_);
+  ++next_index_;
+  std::string error;
+  if (series_) {
+    try {
+      series_->add(info);
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  }
+  raise_collectively(comm_, error);
+  return info;
+}
+
+ParticleFileInfo ParticleWriter::write_file(MPI_Comm comm, const std::string& path,
+                                            const ParticleSet& particles,
+                                            const std::vector<std::string>& field_names, double time,
+                                            std::int64_t step, int index) {
+  const std::vector<std::string> names = output_field_names(field_names);
+  const std::vector<const ParticleField*> fields = resolve_fields(comm, path, particles, names);
+  check_directory(comm, path);
+
+  const std::uint64_t count = particles.size();
+  std::uint64_t offset = 0, total = 0;
+  MPI_Exscan(&count, &offset, 1, MPI_UINT64_T, MPI_SUM, comm);
+  if (mpi::rank(comm) == 0) offset = 0;  // MPI_Exscan leaves rank 0's result undefined
+  MPI_Allreduce(&count, &total, 1, MPI_UINT64_T, MPI_SUM, comm);
+
+  ParticleFileInfo info;
+  info.index = index;
+  info.time = time;
+  info.step = step;
+  info.dimension = particles.dimension();
+  info.count = total;
+  for (const ParticleField* field : fields)
+    info.fields.push_back({field->name(), field->type(), field->components()});
+
+  const std::string temporary = path + ".tmp";
+  std::string error;
+  try {
+    Hdf5File file = Hdf5File::create(temporary, comm);
+    file.write_attribute(file.id(), "time", time);
+    file.write_attribute(file.id(), "step", step);
+    file.write_attribute(file.id(), "dimension", static_cast<std::int32_t>(particles.dimension()));
+    {
+      Hdf5Id group = file.create_group("/particles");
+      file.write_attribute(group.get(), "count", total);
+      for (const ParticleField* field : fields)
+        write_dataset(file, "/particles/" + field->name(), hdf5_types(field->type()), field->components(),
+                      count, offset, total, field->raw());
+      Hdf5Id xdmf = file.create_group("/xdmf");
+      std::vector<std::int64_t> vertices(count);
+      std::iota(vertices.begin(), vertices.end(), static_cast<std::int64_t>(offset));
+      write_dataset(file, "/xdmf/polyvertex", {H5T_STD_I64LE, H5T_NATIVE_INT64}, 1, count, offset, total,
+                    vertices.data());
+    }
+    file.close();
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  raise_collectively(comm, error);
+
+  // Every rank has closed the file: only now may it take its final name.
+  MPI_Barrier(comm);
+  if (mpi::rank(comm) == 0 && std::rename(temporary.c_str(), path.c_str()) != 0)
+    error = "particle output: renaming " + temporary + " to " + path + " failed: " + std::strerror(errno);
+  raise_collectively(comm, error);
+  return info;
+}
+
+}  // namespace nendo

@@ -1,0 +1,58 @@
+#pragma once
+// Particle output: one HDF5 file per output time, written collectively by every rank into a single
+// file (layout in ParticleFile.hpp), plus the XDMF time series over all of them (XdmfSeries).
+//
+// Each rank writes its particles as one hyperslab at its global offset (exclusive scan of the
+// counts); ranks without particles take part in every collective call with an empty selection,
+// and an output with no particles at all is a valid file with (0,) / (0, c) datasets.
+//
+// The file is written as particles_NNNNNN.h5.tmp and renamed by rank 0 after every rank has
+// closed it, so a run killed mid-output never leaves a complete-looking file; particles.xdmf is
+// rewritten (also through a temporary) only after the rename.
+#include <mpi.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "decomposition/ParticleSet.hpp"
+#include "io/ParticleFile.hpp"
+#include "io/XdmfSeries.hpp"
+
+namespace nendo {
+
+class ParticleWriter {
+ public:
+  // Collective. Outputs go to directory, which must exist (the writer does not create it).
+  // fields: the fields written besides "id" and "position", which are always written (listing
+  // them too is harmless). first_index: the index of the first output; a restart passes the
+  // next index and the XDMF series then starts from the complete outputs already in directory
+  // with a smaller index (rank 0 re-reads their headers, XdmfSeries::scan).
+  ParticleWriter(MPI_Comm comm, std::string directory, std::vector<std::string> fields, int first_index = 0);
+
+  // Collective. Writes directory/particles_NNNNNN.h5 with NNNNNN = next_index(), adds it to
+  // directory/particles.xdmf and advances next_index(). Throws nendo::Error on every rank, naming
+  // the path, when the directory is missing or not writable, a listed field is missing or differs
+  // between ranks, or HDF5 fails.
+  ParticleFileInfo write(const ParticleSet& particles, double time, std::int64_t step);
+
+  int next_index() const { return next_index_; }
+  const std::string& directory() const { return directory_; }
+  const std::vector<std::string>& fields() const { return fields_; }
+
+  // Collective. Writes one particle file at path (through path + ".tmp" and a rename), with
+  // "id", "position" and the given fields, and no XDMF. info.index is set to index.
+  static ParticleFileInfo write_file(MPI_Comm comm, const std::string& path, const ParticleSet& particles,
+                                     const std::vector<std::string>& fields, double time, std::int64_t step,
+                                     int index = -1);
+
+ private:
+  MPI_Comm comm_;
+  std::string directory_;
+  std::vector<std::string> fields_;
+  int next_index_;
+  std::optional<XdmfSeries> series_;  // rank 0 only
+};
+
+}  // namespace nendo

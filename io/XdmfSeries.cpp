@@ -1,0 +1,173 @@
+#include "io/XdmfSeries.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/Error.hpp"
+#include "io/ParticleReader.hpp"
+
+namespace nendo {
+namespace {
+
+std::string escape_xml(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string full_precision(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
+// NumberType and Precision of a field as XDMF declares it (uint64 as Int 8: see the header).
+std::string number_type(FieldType type) {
+  switch (type) {
+    case FieldType::Real:
+      return "NumberType=\"Float\" Precision=\"8\"";
+    case FieldType::Int32:
+      return "NumberType=\"Int\" Precision=\"4\"";
+    case FieldType::UInt64:
+      return "NumberType=\"Int\" Precision=\"8\"";
+  }
+  return "";
+}
+
+const char* attribute_type(int components) {
+  switch (components) {
+    case 1:
+      return "Scalar";
+    case 3:
+      return "Vector";
+    case 6:
+      return "Tensor6";
+    case 9:
+      return "Tensor";
+    default:
+      return "Matrix";
+  }
+}
+
+std::string dimensions(std::uint64_t count, int components) {
+  return components == 1 ? std::to_string(count) : std::to_string(count) + " " + std::to_string(components);
+}
+
+void data_item(std::ostringstream& out, const std::string& indent, const std::string& file,
+               const std::string& dataset, std::uint64_t count, int components, const std::string& type) {
+  out << indent << "<DataItem Dimensions=\"" << dimensions(count, components) << "\" " << type
+      << " Format=\"HDF\">" << escape_xml(file) << ":" << escape_xml(dataset) << "</DataItem>\n";
+}
+
+}  // namespace
+
+XdmfSeries::XdmfSeries(std::string directory, std::vector<ParticleFileInfo> previous)
+    : directory_(std::move(directory)), entries_(std::move(previous)) {
+  std::stable_sort(entries_.begin(), entries_.end(),
+                   [](const ParticleFileInfo& a, const ParticleFileInfo& b) { return a.index < b.index; });
+}
+
+std::string XdmfSeries::path() const {
+  return (std::filesystem::path(directory_) / "particles.xdmf").string();
+}
+
+void XdmfSeries::add(const ParticleFileInfo& output) {
+  if (output.index < 0)
+    throw Error("particles.xdmf: an output needs an index (got " + std::to_string(output.index) + ")");
+  entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
+                                [&](const ParticleFileInfo& entry) { return entry.index >= output.index; }),
+                 entries_.end());
+  entries_.push_back(output);
+  write();
+}
+
+std::string XdmfSeries::xml() const {
+  std::ostringstream out;
+  out << "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n";
+  out << "<Xdmf Version=\"3.0\">\n";
+  out << "  <Domain>\n";
+  out << "    <Grid Name=\"particles\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+  for (const ParticleFileInfo& entry : entries_) {
+    const std::string file = particle_file_name(entry.index);
+    const std::uint64_t n = entry.count;
+    out << "      <Grid Name=\"particles_" << file.substr(10, 6) << "\" GridType=\"Uniform\">\n";
+    out << "        <Time Value=\"" << full_precision(entry.time) << "\"/>\n";
+    out << "        <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"" << n
+        << "\" NodesPerElement=\"1\">\n";
+    data_item(out, "          ", file, "/xdmf/polyvertex", n, 1, "NumberType=\"Int\" Precision=\"8\"");
+    out << "        </Topology>\n";
+    out << "        <Geometry GeometryType=\"" << (entry.dimension == 2 ? "XY" : "XYZ") << "\">\n";
+    data_item(out, "          ", file, "/particles/position", n, entry.dimension,
+              number_type(FieldType::Real));
+    out << "        </Geometry>\n";
+    for (const ParticleFileField& field : entry.fields) {
+      if (field.name == "position") continue;
+      out << "        <Attribute Name=\"" << escape_xml(field.name) << "\" AttributeType=\""
+          << attribute_type(field.components) << "\" Center=\"Node\">\n";
+      data_item(out, "          ", file, "/particles/" + field.name, n, field.components,
+                number_type(field.type));
+      out << "        </Attribute>\n";
+    }
+    out << "      </Grid>\n";
+  }
+  out << "    </Grid>\n";
+  out << "  </Domain>\n";
+  out << "</Xdmf>\n";
+  return out.str();
+}
+
+void XdmfSeries::write() const {
+  const std::string final_path = path();
+  const std::string temporary = final_path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    if (!out) throw Error("particles.xdmf: cannot create " + temporary + ": " + std::strerror(errno));
+    out << xml();
+    out.flush();
+    if (!out) throw Error("particles.xdmf: writing " + temporary + " failed: " + std::strerror(errno));
+  }
+  if (std::rename(temporary.c_str(), final_path.c_str()) != 0)
+    throw Error("particles.xdmf: renaming " + temporary + " to " + final_path +
+                " failed: " + std::strerror(errno));
+}
+
+std::vector<ParticleFileInfo> XdmfSeries::scan(const std::string& directory, int before_index) {
+  std::error_code code;
+  if (!std::filesystem::is_directory(directory, code))
+    throw Error("particles.xdmf: output directory '" + directory + "' does not exist");
+  std::vector<ParticleFileInfo> found;
+  for (const auto& item : std::filesystem::directory_iterator(directory)) {
+    const int index = particle_file_index(item.path().filename().string());
+    if (index < 0 || index >= before_index || !item.is_regular_file()) continue;
+    ParticleFileInfo info = ParticleReader::describe(item.path().string());
+    info.index = index;
+    found.push_back(std::move(info));
+  }
+  std::sort(found.begin(), found.end(),
+            [](const ParticleFileInfo& a, const ParticleFileInfo& b) { return a.index < b.index; });
+  return found;
+}
+
+}  // namespace nendo
