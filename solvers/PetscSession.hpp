@@ -1,0 +1,21 @@
+#pragma once
+// RAII for the PETSc library: PetscInitialize (which initialises MPI if needed) on construction,
+// PetscFinalize on destruction. The options database sees the command line, ~/.petscrc and
+// ./.petscrc, and the scene's implicit.petsc_options, so every PETSc knob reaches the solvers.
+#include <string>
+
+namespace nendo {
+
+class PetscSession {
+ public:
+  PetscSession(int* argc, char*** argv);
+  ~PetscSession();
+  PetscSession(const PetscSession&) = delete;
+  PetscSession& operator=(const PetscSession&) = delete;
+
+  // Adds options such as "-ksp_type cg -pc_type gamg" to the database (a scene's petsc_options).
+  static void add_options(const std::string& options);
+  static std::string version();
+};
+
+}  // namespace nendo

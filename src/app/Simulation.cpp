@@ -1,0 +1,179 @@
+#include "app/Simulation.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "bodies/BodySeeder.hpp"
+#include "core/Error.hpp"
+#include "core/Mpi.hpp"
+#include "io/DiagnosticsCsv.hpp"
+#include "io/ParticleWriter.hpp"
+#include "methods/Method.hpp"
+
+namespace nendo {
+namespace {
+
+BlockGeometry geometry_of(const Scene& scene) {
+  BlockGeometry g;
+  g.dimension = scene.dimension;
+  g.dx = scene.grid.dx;
+  g.block = scene.grid.block;
+  return g;
+}
+
+ParticleSet particles_for(const Method& method, int dimension) {
+  ParticleSet ps(dimension);
+  ps.add_field("velocity", FieldType::Real, dimension);
+  ps.add_field("mass", FieldType::Real, 1);
+  ps.add_field("volume", FieldType::Real, 1);
+  ps.add_field("material", FieldType::Int32, 1);
+  method.register_fields(ps);
+  return ps;
+}
+
+Real max_speed(const Space& space) {
+  const ParticleSet& ps = space.particles();
+  const int d = ps.dimension();
+  const Real* v = ps.real("velocity");
+  Real local = 0, global = 0;
+  for (std::size_t p = 0; p < ps.size(); ++p) {
+    Real v2 = 0;
+    for (int a = 0; a < d; ++a) v2 += v[d * p + a] * v[d * p + a];
+    local = std::max(local, v2);
+  }
+  MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, space.comm());
+  return std::sqrt(global);
+}
+
+// time.dt alone: fixed. time.cfl: the advective bound cfl*dx/max|v| and the method's own bound,
+// capped by time.dt when given; never past the end time.
+Real next_dt(const Scene& scene, const Method& method, const Space& space, Real t) {
+  Real dt = scene.time.dt.value_or(std::numeric_limits<Real>::infinity());
+  if (scene.time.cfl) {
+    const Real v = max_speed(space);
+    if (v > 0) dt = std::min(dt, *scene.time.cfl * scene.grid.dx / v);
+    dt = std::min(dt, method.stable_dt(space));
+  }
+  if (!std::isfinite(dt)) dt = scene.time.end - t;  // nothing moves and nothing limits the step
+  return std::min(dt, scene.time.end - t);
+}
+
+std::vector<std::string> output_fields(const Scene& scene, const ParticleSet& ps, int rank) {
+  std::vector<std::string> fields;
+  for (const auto& name : scene.output.fields) {
+    if (ps.has_field(name))
+      fields.push_back(name);
+    else if (rank == 0)
+      fmt::print("nendo: note: method '{}' has no particle field '{}'; it is not written\n", scene.method, name);
+  }
+  return fields;
+}
+
+std::string format_duration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "--:--:--";
+  const long s = std::lround(seconds);
+  return fmt::format("{:02d}:{:02d}:{:02d}", s / 3600, (s / 60) % 60, s % 60);
+}
+
+class Progress {
+ public:
+  Progress(MPI_Comm comm, double every_seconds, double end_time)
+      : rank0_(mpi::rank(comm) == 0), every_(every_seconds), end_(end_time), start_(MPI_Wtime()) {
+    last_wall_ = start_;
+  }
+  void report(long step, double t, double dt, std::uint64_t particles, bool force) {
+    const double now = MPI_Wtime();
+    steps_since_ += 1;
+    if (!force && now - last_wall_ < every_) return;
+    const double interval = std::max(now - last_wall_, 1e-12);
+    const double rate = static_cast<double>(particles) * steps_since_ / interval;
+    const double sim_per_wall = (t - last_time_) / interval;
+    const double eta = sim_per_wall > 0 ? (end_ - t) / sim_per_wall : -1;
+    if (rank0_)
+      fmt::print("step {:>8}  t {:.6e}  dt {:.3e}  particles {:>10}  {:.3e} particle-steps/s  ETA {}\n", step, t, dt,
+                 particles, rate, format_duration(eta));
+    std::fflush(stdout);
+    last_wall_ = now, last_time_ = t, steps_since_ = 0;
+  }
+  double elapsed() const { return MPI_Wtime() - start_; }
+
+ private:
+  bool rank0_;
+  double every_, end_, start_, last_wall_, last_time_ = 0;
+  long steps_since_ = 0;
+};
+
+void make_output_directory(MPI_Comm comm, const std::string& dir) {
+  int ok = 1;
+  std::string why;
+  if (mpi::rank(comm) == 0) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) ok = 0, why = ec.message();
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+  if (!ok) throw Error("cannot create the output directory '" + dir + "'" + (why.empty() ? "" : ": " + why));
+}
+
+}  // namespace
+
+RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& options) {
+  const int rank = mpi::rank(comm);
+  std::unique_ptr<Method> method = make_method(scene);
+  const std::string dir = options.output_dir.value_or(scene.output.dir);
+
+  ParticleSet seeded = particles_for(*method, scene.dimension);
+  seed_bodies(comm, scene, seeded);
+  Space space(comm, geometry_of(scene), std::move(seeded));
+  space.distribute();
+  method->initialize(space);
+  const LoadBalancePolicy balance;
+
+  make_output_directory(comm, dir);
+  ParticleWriter writer(comm, dir, output_fields(scene, space.particles(), rank));
+  DiagnosticsCsv diagnostics(comm, dir);
+
+  RunSummary summary;
+  long step = 0;
+  Real t = 0, dt = 0;
+  Real next_output = 0;
+  auto write_output = [&] {
+    const GlobalDiagnostics g = method->diagnostics(space);
+    writer.write(space.particles(), t, step);
+    DiagnosticsRow row;
+    row.step = step, row.time = t, row.dt = dt, row.particles = g.particles;
+    row.kinetic_energy = g.kinetic_energy, row.elastic_energy = g.elastic_energy;
+    row.momentum = g.momentum, row.mass = g.mass;
+    diagnostics.append(row);
+    ++summary.outputs;
+    if (scene.output.every) next_output = t + *scene.output.every;
+  };
+  auto output_due = [&] {
+    if (scene.output.every_steps) return step % *scene.output.every_steps == 0;
+    return t >= next_output - 1e-9 * *scene.output.every;
+  };
+
+  const std::uint64_t particles = space.global_particles();
+  if (rank == 0)
+    fmt::print("nendo: {} {}D, {} particles on {} ranks, output in {}/\n", scene.method, scene.dimension, particles,
+               mpi::size(comm), dir);
+  Progress progress(comm, options.progress_seconds, scene.time.end);
+  write_output();
+  while (t < scene.time.end && (!options.max_steps || step < *options.max_steps)) {
+    dt = next_dt(scene, *method, space, t);
+    method->advance(space, dt);
+    t += dt, ++step;
+    space.maybe_rebalance(step, balance);
+    const bool last = !(t < scene.time.end) || (options.max_steps && step >= *options.max_steps);
+    progress.report(step, t, dt, particles, last);
+    if (output_due() || last) write_output();
+  }
+  summary.steps = step, summary.time = t, summary.particles = particles;
+  summary.wall_seconds = progress.elapsed();
+  return summary;
+}
+
+}  // namespace nendo

@@ -1,0 +1,150 @@
+#include "bodies/BodySeeder.hpp"
+
+#include <cmath>
+
+#include "core/Error.hpp"
+#include "core/Mpi.hpp"
+#include "io/ParticleReader.hpp"
+
+namespace nendo {
+namespace {
+
+// Points at (i + 1/2) * spacing for i in [lo, lo + count) per axis: sub-cell centres when the
+// spacing is dx / particles_per_cell.
+struct Lattice {
+  Int3 lo{0, 0, 0};
+  Int3 count{1, 1, 1};
+  Real spacing = 1;
+  std::uint64_t size() const { return std::uint64_t(count[0]) * count[1] * count[2]; }
+  void point(std::uint64_t index, int dim, Real* x) const {
+    for (int a = 0; a < dim; ++a) {
+      x[a] = (static_cast<Real>(lo[a] + std::int64_t(index % count[a])) + 0.5) * spacing;
+      index /= count[a];
+    }
+  }
+};
+
+void bounds(const BodySettings& b, int dim, Vec3& lo, Vec3& hi) {
+  if (b.shape == "box") {
+    lo = b.min, hi = b.max;
+  } else if (b.shape == "sphere") {
+    for (int a = 0; a < dim; ++a) lo[a] = b.center[a] - b.radius, hi[a] = b.center[a] + b.radius;
+  } else {  // cylinder: base centre, axis, radius, height
+    for (int a = 0; a < dim; ++a) lo[a] = b.center[a] - b.radius, hi[a] = b.center[a] + b.radius;
+    lo[b.axis] = b.center[b.axis], hi[b.axis] = b.center[b.axis] + b.height;
+  }
+}
+
+bool inside(const BodySettings& b, int dim, const Real* x) {
+  if (b.shape == "box") {
+    for (int a = 0; a < dim; ++a)
+      if (x[a] < b.min[a] || x[a] >= b.max[a]) return false;
+    return true;
+  }
+  Real r2 = 0;
+  for (int a = 0; a < dim; ++a)
+    if (b.shape == "sphere" || a != b.axis) r2 += (x[a] - b.center[a]) * (x[a] - b.center[a]);
+  if (r2 >= b.radius * b.radius) return false;
+  if (b.shape == "sphere") return true;
+  const Real h = x[b.axis] - b.center[b.axis];
+  return h >= 0 && h < b.height;
+}
+
+Lattice lattice_for(const BodySettings& b, int dim, Real dx) {
+  Lattice l;
+  l.spacing = dx / b.particles_per_cell;
+  Vec3 lo{}, hi{};
+  bounds(b, dim, lo, hi);
+  for (int a = 0; a < dim; ++a) {
+    l.lo[a] = static_cast<std::int64_t>(std::floor(lo[a] / l.spacing));
+    l.count[a] = static_cast<std::int64_t>(std::ceil(hi[a] / l.spacing)) - l.lo[a];
+  }
+  return l;
+}
+
+struct BodyFields {
+  Real mass, volume;
+  int material;
+  const Vec3* velocity;
+};
+
+void set_fields(ParticleSet& ps, std::size_t p, const BodyFields& f) {
+  const int d = ps.dimension();
+  for (int a = 0; a < d; ++a) ps.real("velocity")[d * p + a] = (*f.velocity)[a];
+  ps.real("mass")[p] = f.mass;
+  ps.real("volume")[p] = f.volume;
+  ps.int32("material")[p] = f.material;
+}
+
+void seed_lattice(const BodySettings& b, const Lattice& l, const BodyFields& f, ParticleId id_base, int rank,
+                  int ranks, ParticleSet& ps) {
+  const int d = ps.dimension();
+  const std::uint64_t n = l.size(), begin = n * rank / ranks, end = n * (rank + 1) / ranks;
+  Real x[3] = {0, 0, 0};
+  for (std::uint64_t i = begin; i < end; ++i) {
+    l.point(i, d, x);
+    if (!inside(b, d, x)) continue;
+    const std::size_t p = ps.size();
+    ps.resize(p + 1);
+    ps.ids()[p] = id_base + i;
+    for (int a = 0; a < d; ++a) ps.positions()[d * p + a] = x[a];
+    set_fields(ps, p, f);
+  }
+}
+
+std::uint64_t seed_file(MPI_Comm comm, const Scene& scene, const BodySettings& b, BodyFields f, ParticleId id_base,
+                        ParticleSet& ps) {
+  ParticleFileInfo info;
+  const ParticleSet points = ParticleReader::read(comm, b.path, &info);
+  if (info.dimension != scene.dimension)
+    throw Error(b.path + ": points are " + std::to_string(info.dimension) + "D, the scene is " +
+                std::to_string(scene.dimension) + "D");
+  std::uint64_t mine = points.size(), first = 0;
+  MPI_Exscan(&mine, &first, 1, MPI_UINT64_T, MPI_SUM, comm);
+  if (mpi::rank(comm) == 0) first = 0;
+  const bool has_volume = points.has_field("volume");
+  const Real density = f.mass / f.volume;
+  const int d = ps.dimension();
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const std::size_t p = ps.size();
+    ps.resize(p + 1);
+    ps.ids()[p] = id_base + first + i;
+    for (int a = 0; a < d; ++a) ps.positions()[d * p + a] = points.positions()[d * i + a];
+    BodyFields own = f;
+    if (has_volume) own.volume = points.real("volume")[i], own.mass = density * own.volume;
+    set_fields(ps, p, own);
+  }
+  return info.count;
+}
+
+}  // namespace
+
+int material_index(const Scene& scene, const std::string& name) {
+  int i = 0;
+  for (const auto& [key, settings] : scene.materials) {
+    if (key == name) return i;
+    ++i;
+  }
+  throw Error("no material '" + name + "'");
+}
+
+SeedResult seed_bodies(MPI_Comm comm, const Scene& scene, ParticleSet& ps) {
+  const int d = scene.dimension, rank = mpi::rank(comm), ranks = mpi::size(comm);
+  SeedResult result;
+  for (const BodySettings& b : scene.bodies) {
+    const MaterialSettings& m = scene.materials.at(b.material);
+    const Real spacing = scene.grid.dx / b.particles_per_cell;
+    const Real volume = std::pow(spacing, d);
+    const BodyFields f{m.params.at("density") * volume, volume, material_index(scene, b.material), &b.velocity};
+    if (b.shape == "file") {
+      result.next_id += seed_file(comm, scene, b, f, result.next_id, ps);
+    } else {
+      const Lattice l = lattice_for(b, d, scene.grid.dx);
+      seed_lattice(b, l, f, result.next_id, rank, ranks, ps);
+      result.next_id += l.size();
+    }
+  }
+  return result;
+}
+
+}  // namespace nendo

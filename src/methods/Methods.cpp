@@ -1,0 +1,27 @@
+// The method registry: one line per method.
+#include <functional>
+#include <map>
+
+#include "core/Error.hpp"
+#include "methods/Method.hpp"
+#include "methods/ballistic/Ballistic.hpp"
+
+namespace nendo {
+
+using MethodFactory = std::function<std::unique_ptr<Method>(const Scene&)>;
+
+static const std::map<std::string, MethodFactory>& methods() {
+  static const std::map<std::string, MethodFactory> registry = {
+      {"ballistic", [](const Scene& s) { return std::make_unique<Ballistic>(s); }},
+  };
+  return registry;
+}
+
+std::unique_ptr<Method> make_method(const Scene& scene) {
+  auto it = methods().find(scene.method);
+  if (it == methods().end())
+    throw Error(scene.source_path + ": method '" + scene.method + "' is not implemented in this version of nendo");
+  return it->second(scene);
+}
+
+}  // namespace nendo

@@ -1,0 +1,158 @@
+#!/usr/bin/python3
+"""End-to-end tests of the `nendo` command under mpirun: exit codes, error reports, output files.
+
+Usage: cli_test.py NENDO_BINARY WORK_DIR RANKS
+"""
+import csv
+import os
+import subprocess
+import sys
+import unittest
+import xml.etree.ElementTree as ET
+
+import h5py
+import numpy as np
+
+NENDO, WORK, RANKS = sys.argv[1], sys.argv[2], int(sys.argv[3])
+
+SCENE = """nendo: 1
+method: ballistic
+dimension: {dim}
+gravity: {gravity}
+time: {{end: 0.02, dt: 1.0e-3}}
+grid: {{dx: 0.05}}
+materials:
+  jelly: {{model: neo_hookean, E: 1.0e5, nu: 0.3, density: 1000}}
+bodies:
+  - {{shape: box, min: {lo}, max: {hi}, material: jelly, velocity: {vel}}}
+  - {{shape: sphere, center: {center}, radius: 0.1, material: jelly}}
+output: {{dir: {out}, every: 0.01, fields: [velocity, mass, material]}}
+"""
+
+
+def scene(name, dim=3, **changes):
+    v = lambda *x: "[" + ", ".join(str(c) for c in x[:dim]) + "]"
+    text = SCENE.format(dim=dim, gravity=v(0, -9.81, 0), lo=v(0, 0, 0), hi=v(0.4, 0.2, 0.3),
+                        vel=v(30, 5, -20), center=v(0.6, 0.6, 0.6), out=os.path.join(WORK, name, "out"))
+    for old, new in changes.items():
+        text = text.replace(old.replace("_", " "), new)
+    os.makedirs(os.path.join(WORK, name), exist_ok=True)
+    path = os.path.join(WORK, name, "scene.yaml")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def nendo(*args, ranks=RANKS):
+    cmd = ["mpirun", "-np", str(ranks), NENDO, *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+def expected_lattice_count(dim):
+    # box [0,0.4]x[0,0.2]x[0,0.3] at dx 0.05, 2 per cell per axis; sphere r = 0.1 on the same lattice
+    s = 0.025
+    box = 16 * 8 * (12 if dim == 3 else 1)
+    axes = [np.arange(np.floor(0.5 / s), np.ceil(0.7 / s)) * s + s / 2 for _ in range(dim)]
+    grid = np.meshgrid(*axes, indexing="ij")
+    r2 = sum((g - 0.6) ** 2 for g in grid)
+    return box + int((r2 < 0.01).sum())
+
+
+class Run(unittest.TestCase):
+    def check_run(self, dim):
+        name = f"run{dim}d"
+        path = scene(name, dim)
+        r = nendo("run", path)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        out = os.path.join(WORK, name, "out")
+        n = expected_lattice_count(dim)
+        files = sorted(f for f in os.listdir(out) if f.startswith("particles_") and f.endswith(".h5"))
+        self.assertEqual(len(files), 3)  # t = 0, 0.01, 0.02
+        for f in files:
+            with h5py.File(os.path.join(out, f), "r") as h:
+                ids = h["particles/id"][:]
+                self.assertEqual(len(ids), n)
+                self.assertEqual(len(np.unique(ids)), n, "every particle exactly once")
+                self.assertEqual(h["particles/position"].shape, (n, dim))
+                t = h.attrs["time"]
+                v = h["particles/velocity"][:]
+                # ballistic: v(t) = v0 + g t; the box's ids come first (its lattice is the box itself)
+                g = np.array([0, -9.81, 0][:dim])
+                v0 = np.where((ids < 16 * 8 * (12 if dim == 3 else 1))[:, None], np.array([30, 5, -20][:dim]), 0.0)
+                np.testing.assert_allclose(v, v0 + g * t, atol=1e-12)
+        with open(os.path.join(out, "diagnostics.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual([int(r["particles"]) for r in rows], [n] * 3)
+        masses = [float(r["mass"]) for r in rows]
+        self.assertAlmostEqual(masses[0], n * 1000 * 0.025 ** dim, delta=1e-9 * masses[0])
+        root = ET.parse(os.path.join(out, "particles.xdmf")).getroot()
+        self.assertEqual(len(root.findall(".//Grid[@GridType='Uniform']")), 3)
+        self.assertIn("particle-steps/s", r.stdout)
+        return out
+
+    def test_3d(self):
+        self.check_run(3)
+
+    def test_2d(self):
+        self.check_run(2)
+
+    def test_same_bits_as_one_rank(self):
+        out = self.check_run(3)
+        path = scene("one_rank", 3)
+        self.assertEqual(nendo("run", path, ranks=1).returncode, 0)
+        last = "particles_000002.h5"
+
+        def by_id(directory):
+            with h5py.File(os.path.join(directory, last), "r") as h:
+                order = np.argsort(h["particles/id"][:])
+                return h["particles/position"][:][order], h["particles/velocity"][:][order]
+
+        for a, b in zip(by_id(out), by_id(os.path.join(WORK, "one_rank", "out"))):
+            self.assertEqual(a.tobytes(), b.tobytes())
+
+
+class BadInput(unittest.TestCase):
+    def assert_refused(self, path, *message, args=()):
+        r = nendo("run", path, *args)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        errors = [l for l in r.stderr.splitlines() if l.startswith("nendo: error")]
+        self.assertEqual(len(errors), 1, "one report, from rank 0 only:\n" + r.stderr)
+        for m in message:
+            self.assertIn(m, errors[0])
+        self.assertFalse(os.path.exists(os.path.join(os.path.dirname(path), "out")), "no partial output")
+
+    def test_non_physical_value_names_file_line_key(self):
+        path = scene("bad_nu", **{"nu:_0.3": "nu: 0.5"})
+        self.assert_refused(path, f"{path}:8:", "materials.jelly.nu", "0.5")
+
+    def test_unknown_key(self):
+        path = scene("bad_key", **{"grid:_{dx:_0.05}": "grid: {dx: 0.05, kernal: cubic}"})
+        self.assert_refused(path, f"{path}:6:", "grid.kernal")
+
+    def test_bad_override(self):
+        path = scene("bad_set")
+        self.assert_refused(path, "--set time.dt=-1", "time.dt", args=("--set", "time.dt=-1"))
+
+    def test_missing_file(self):
+        self.assert_refused(os.path.join(WORK, "missing", "nothing.yaml"), "nothing.yaml")
+
+
+class Cli(unittest.TestCase):
+    def test_version_and_help(self):
+        for flag in ("--version", "--help"):
+            r = nendo(flag, ranks=1)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("nendo", r.stdout)
+
+    def test_steps_limit_and_output_option(self):
+        path = scene("steps")
+        out = os.path.join(WORK, "steps", "elsewhere")
+        r = nendo("run", path, "--steps", "3", "--output", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "diagnostics.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(int(rows[-1]["step"]), 3)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0], "-v"])
