@@ -1,0 +1,246 @@
+// ParticleMigration: after particles move, every particle lives exactly once, on the rank that owns
+// its block, with all its fields, and each rank's particles are sorted by (block key, id).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "GlobalView.hpp"
+#include "decomposition/ParticleMigration.hpp"
+
+namespace nendo {
+namespace {
+
+using testing::all_gather;
+using testing::Cut;
+using testing::hash;
+using testing::unit;
+
+BlockGeometry geometry(int dimension) {
+  BlockGeometry g;
+  g.dimension = dimension;
+  g.dx = 0.1;
+  g.block = 4;
+  g.origin = {-0.35, 0.2, 0.05};
+  return g;
+}
+
+// `count` particles created on this rank with scrambled ids, one field of every type, positions in
+// a box that straddles the origin (negative block coordinates included).
+ParticleSet seed(int dimension, std::size_t count, std::uint64_t first_index) {
+  ParticleSet ps(dimension);
+  ps.add_field("velocity", FieldType::Real, dimension);
+  ps.add_field("material", FieldType::Int32, 1);
+  ps.add_field("cell", FieldType::Int32, 2);
+  ps.add_field("parent", FieldType::UInt64, 1);
+  ps.resize(count);
+  for (std::size_t p = 0; p < count; ++p) {
+    const std::uint64_t index = first_index + p;
+    ps.ids()[p] = testing::splitmix(index);  // a bijection: unique, unrelated to position
+    for (int a = 0; a < dimension; ++a) {
+      ps.positions()[dimension * p + a] = -1.6 + 3.2 * unit(index, a);
+      ps.real("velocity")[dimension * p + a] = unit(index, 10 + a) - 0.5;
+    }
+    ps.int32("material")[p] = static_cast<std::int32_t>(hash(index, 20) % 7) - 3;
+    ps.int32("cell")[2 * p] = static_cast<std::int32_t>(index);
+    ps.int32("cell")[2 * p + 1] = -static_cast<std::int32_t>(index);
+    ps.uint64("parent")[p] = hash(index, 21);
+  }
+  return ps;
+}
+
+// Every particle of every rank: id -> (rank, packed bytes of all fields).
+struct Census {
+  std::map<ParticleId, std::pair<int, Bytes>> particles;
+  std::size_t duplicates = 0;
+};
+
+Census census(const ParticleSet& ps, MPI_Comm comm) {
+  std::vector<std::size_t> all_indices(ps.size());
+  for (std::size_t p = 0; p < ps.size(); ++p) all_indices[p] = p;
+  Bytes packed;
+  ps.pack(all_indices.data(), all_indices.size(), packed);
+  const Bytes every = all_gather(comm, packed);
+  const auto counts = all_gather(comm, std::vector<std::uint64_t>{ps.size()});
+  const std::size_t stride = ps.bytes_per_particle();
+  Census c;
+  std::size_t at = 0;
+  for (int r = 0; r < static_cast<int>(counts.size()); ++r)
+    for (std::uint64_t i = 0; i < counts[r]; ++i, at += stride) {
+      ParticleId id;
+      std::memcpy(&id, every.data() + at, sizeof(id));  // "id" is the first field
+      const bool inserted =
+          c.particles.emplace(id, std::make_pair(r, Bytes(every.begin() + at, every.begin() + at + stride)))
+              .second;
+      if (!inserted) ++c.duplicates;
+    }
+  return c;
+}
+
+// Moves every particle by up to 1.5 blocks per axis; one in 50 jumps anywhere in the box.
+void move(ParticleSet& ps, const BlockGeometry& g, int step) {
+  const int d = ps.dimension();
+  for (std::size_t p = 0; p < ps.size(); ++p) {
+    const ParticleId id = ps.ids()[p];
+    const bool jump = hash(id, step, 1) % 50 == 0;
+    for (int a = 0; a < d; ++a) {
+      Real& x = ps.positions()[d * p + a];
+      x = jump ? -1.6 + 3.2 * unit(id, step, a) : x + 1.5 * g.block * g.dx * (2 * unit(id, step, 10 + a) - 1);
+    }
+    ps.real("velocity")[d * p] += 1;  // fields change between migrations too
+  }
+}
+
+std::vector<BlockKey> global_block_keys(const ParticleSet& ps, const BlockGeometry& g, MPI_Comm comm) {
+  std::vector<BlockKey> mine;
+  for (std::size_t p = 0; p < ps.size(); ++p) mine.push_back(g.key_of(ps.positions() + ps.dimension() * p));
+  auto all = all_gather(comm, mine);
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  return all;
+}
+
+// The partition of migration step `step`: balanced, or a cut that leaves a rank with nothing.
+Partition partition_for(int step, const ParticleSet& ps, const BlockGeometry& g, MPI_Comm comm) {
+  const int ranks = mpi::size(comm);
+  const auto keys = global_block_keys(ps, g, comm);
+  switch (step % 5) {
+    case 0:
+      return testing::cut_keys(keys, ranks, Cut::AllOnRankZero);
+    case 1:
+      return testing::cut_keys(keys, ranks, Cut::LastRankEmpty);
+    case 2:
+      return testing::cut_keys(keys, ranks, Cut::FirstRankEmpty);
+    case 3:
+      return keys.empty() ? Partition(ranks) : Partition::uniform(ranks, keys.front(), keys.back());
+    default: {
+      std::vector<BlockKey> mine;
+      std::vector<std::uint64_t> weights;
+      const int me = mpi::rank(comm);
+      for (std::size_t j = 0; j < keys.size(); ++j)  // keys in rank order: an even cut by count
+        if (static_cast<int>(j * ranks / keys.size()) == me)
+          mine.push_back(keys[j]), weights.push_back(1 + j % 3);
+      return Partition::balanced(comm, mine, weights);
+    }
+  }
+}
+
+// Checks one rank's particles and blocks after migrate(); compares with the census taken before.
+void expect_migrated(const ParticleSet& ps, const ParticleBlocks& blocks, const BlockGeometry& g,
+                     const Partition& partition, const Census& before, const Census& after,
+                     std::uint64_t sent, const std::string& what) {
+  const int me = mpi::rank(MPI_COMM_WORLD);
+  const int d = ps.dimension();
+  // Globally: every particle once, with every field bit for bit as before.
+  EXPECT_EQ(after.duplicates, 0u) << what;
+  EXPECT_EQ(after.particles.size(), before.particles.size()) << what;
+  std::uint64_t expected_sent = 0;
+  for (const auto& [id, was] : before.particles) {
+    auto it = after.particles.find(id);
+    if (it == after.particles.end()) {
+      ADD_FAILURE() << what << ": particle " << id << " lost";
+      continue;
+    }
+    EXPECT_EQ(it->second.second, was.second) << what << ": fields of particle " << id << " changed";
+    Real x[3] = {0, 0, 0};
+    std::memcpy(x, was.second.data() + sizeof(ParticleId), sizeof(Real) * d);
+    const int owner = partition.owner(g.key_of(x));
+    EXPECT_EQ(it->second.first, owner) << what << ": particle " << id << " is not on the owner of its block";
+    expected_sent += was.first != owner;
+  }
+  EXPECT_EQ(sent, expected_sent) << what << ": particles that changed rank";
+
+  // Locally: sorted by (block key, id), blocks consistent with the particles.
+  ASSERT_EQ(blocks.offsets.size(), blocks.keys.size() + 1) << what;
+  EXPECT_EQ(blocks.offsets.front(), 0u) << what;
+  EXPECT_EQ(blocks.offsets.back(), ps.size()) << what;
+  for (std::size_t b = 0; b < blocks.count(); ++b) {
+    EXPECT_EQ(partition.owner(blocks.keys[b]), me) << what;
+    EXPECT_LT(blocks.begin(b), blocks.end(b)) << what << ": empty block " << b;
+    if (b > 0) {
+      EXPECT_LT(blocks.keys[b - 1], blocks.keys[b]) << what;
+    }
+    for (std::size_t p = blocks.begin(b); p < blocks.end(b); ++p) {
+      EXPECT_EQ(g.key_of(ps.positions() + d * p), blocks.keys[b])
+          << what << ": particle " << p << " in block " << b;
+      if (p > blocks.begin(b)) {
+        EXPECT_LT(ps.ids()[p - 1], ps.ids()[p]) << what << ": ids not increasing";
+      }
+    }
+  }
+}
+
+void run_migrations(int dimension, std::size_t particles_per_rank, bool only_last_rank_seeds) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  const int me = mpi::rank(comm), ranks = mpi::size(comm);
+  const BlockGeometry g = geometry(dimension);
+  const bool seeds = !only_last_rank_seeds || me == ranks - 1;
+  ParticleSet ps = seed(dimension, seeds ? particles_per_rank : 0, 1'000'000ull * me);
+  ParticleMigration migration(comm);
+  for (int step = 0; step < 10; ++step) {
+    if (step > 0) move(ps, g, step);
+    const Partition partition = partition_for(step, ps, g, comm);
+    const Census before = census(ps, comm);
+    migration.reset_counters();
+    const ParticleBlocks blocks = migration.migrate(ps, g, partition);
+    const Census after = census(ps, comm);
+    std::uint64_t sent = migration.particles_sent(), total_sent = 0;
+    MPI_Allreduce(&sent, &total_sent, 1, MPI_UINT64_T, MPI_SUM, comm);
+    const int holding = testing::count_ranks(comm, ps.size() > 0);
+    const std::string what = std::to_string(dimension) + "D step " + std::to_string(step);
+    expect_migrated(ps, blocks, g, partition, before, after, total_sent, what);
+    if (ranks > 1 && particles_per_rank > 0 && step % 5 < 3) {
+      EXPECT_LT(holding, ranks) << what << ": the partition should leave a rank without particles";
+    }
+  }
+}
+
+TEST(ParticleMigration, EveryParticleEndsOnceOnItsOwnerWithItsFields3D) { run_migrations(3, 700, false); }
+
+TEST(ParticleMigration, EveryParticleEndsOnceOnItsOwnerWithItsFields2D) { run_migrations(2, 500, false); }
+
+// All particles start on the last rank, which some partitions leave empty.
+TEST(ParticleMigration, ParticlesSeededOnOneRankSpreadOut) { run_migrations(3, 900, true); }
+
+TEST(ParticleMigration, NoParticlesAnywhere) {
+  const BlockGeometry g = geometry(3);
+  ParticleSet ps = seed(3, 0, 0);
+  ParticleMigration migration(MPI_COMM_WORLD);
+  const ParticleBlocks blocks = migration.migrate(ps, g, Partition(mpi::size(MPI_COMM_WORLD)));
+  EXPECT_EQ(ps.size(), 0u);
+  EXPECT_TRUE(blocks.keys.empty());
+  EXPECT_EQ(blocks.offsets, (std::vector<std::size_t>{0}));
+  EXPECT_EQ(migration.particles_sent(), 0u);
+  EXPECT_EQ(migration.bytes_sent(), 0u);
+}
+
+// All particles in one block: one rank holds them all, wherever they started.
+TEST(ParticleMigration, OneBlockGoesToOneRank) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  const int me = mpi::rank(comm), ranks = mpi::size(comm);
+  const BlockGeometry g = geometry(3);
+  ParticleSet ps = seed(3, 50, 1000 * me);
+  for (std::size_t p = 0; p < ps.size(); ++p)
+    for (int a = 0; a < 3; ++a)
+      ps.positions()[3 * p + a] = g.origin[a] + 0.38 * unit(ps.ids()[p], a);  // block (0,0,0)
+  // The last rank owns the block (and everything above it); rank 0 everything below; the rest nothing.
+  const BlockKey key = encode_block_key({0, 0, 0});
+  std::vector<BlockKey> splitters(ranks + 1, key);
+  splitters.front() = 0;
+  splitters.back() = kBlockKeyEnd;
+  const Partition partition(splitters);
+  ParticleMigration migration(comm);
+  const ParticleBlocks blocks = migration.migrate(ps, g, partition);
+  const bool owner = me == ranks - 1;
+  EXPECT_EQ(ps.size(), owner ? 50u * ranks : 0u);
+  EXPECT_EQ(blocks.count(), owner ? 1u : 0u);
+  if (owner) {
+    EXPECT_EQ(blocks.keys[0], key);
+    EXPECT_EQ(blocks.particles(0), 50u * ranks);
+  }
+  EXPECT_EQ(migration.particles_sent(), owner ? 0u : 50u);
+}
+
+}  // namespace
+}  // namespace nendo
