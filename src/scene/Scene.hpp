@@ -1,0 +1,109 @@
+#pragma once
+// A loaded scene: one struct per section of the scene format (DESIGN.md "Scenes and the CLI").
+// parse_scene() fills every field, defaults included; the defaults, bounds and meaning of each key
+// live in one place, the schema (SceneSchema.cpp, MaterialSchema.cpp), which docs/scene-reference.md
+// is generated from. Choices (method, kernel, shape, ...) are kept as the validated names.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/Types.hpp"
+
+namespace nendo {
+
+struct TimeSettings {
+  Real end = 0;
+  std::optional<Real> dt;   // fixed step, or the cap of the adaptive step when cfl is set
+  std::optional<Real> cfl;  // adaptive step
+  std::string integrator;   // explicit | implicit
+};
+
+struct GridSettings {
+  Real dx = 0;
+  int block = 0;         // cells per block edge
+  std::string kernel;    // quadratic | cubic
+  std::string transfer;  // apic | pic | flip
+  Real flip_ratio = 0;
+};
+
+struct MaterialSettings {
+  std::string model;                     // a name registered in MaterialSchema
+  std::map<std::string, double> params;  // every parameter of the model, defaults filled in
+};
+
+struct BodySettings {
+  std::string shape;  // box | sphere | cylinder | file
+  std::string material;
+  int particles_per_cell = 0;  // per axis
+  Vec3 velocity{};
+  Vec3 min{};        // box
+  Vec3 max{};        // box
+  Vec3 center{};     // sphere; cylinder: centre of the base
+  Real radius = 0;   // sphere, cylinder
+  int axis = 0;      // cylinder: 0, 1, 2 for x, y, z
+  Real height = 0;   // cylinder
+  std::string path;  // file: resolved against the scene file's directory
+};
+
+struct ColliderSettings {
+  std::string shape;     // plane | box | sphere | cylinder
+  std::string boundary;  // sticky | slip | separate
+  Real friction = 0;
+  Vec3 velocity{};
+  Vec3 point{};         // plane
+  Vec3 normal{};        // plane, unit length
+  Vec3 min{};           // box
+  Vec3 max{};           // box
+  Vec3 center{};        // sphere; cylinder: a point on the axis
+  Real radius = 0;      // sphere, cylinder
+  int axis = 0;         // cylinder: 0, 1, 2 for x, y, z
+  bool inside = false;  // material is kept inside the shape rather than outside
+};
+
+struct OutputSettings {
+  std::string dir;
+  std::optional<Real> every;       // simulated seconds between outputs
+  std::optional<int> every_steps;  // steps between outputs; exactly one of the two is set after loading
+  std::vector<std::string> fields;
+};
+
+struct CheckpointSettings {
+  std::string dir;
+  int every_steps = 0;  // 0: no periodic checkpoints
+  int keep = 0;
+  Real walltime = 0;  // seconds; 0: no wall-time budget
+};
+
+struct CatalystSettings {
+  std::vector<std::string> scripts;  // resolved against the scene file's directory
+  int every_steps = 0;
+};
+
+struct ImplicitSettings {
+  std::string operator_type;  // matrix_free | assembled (scene key `operator`)
+  Real newton_tol = 0;
+  int max_newton = 0;
+  std::string petsc_options;
+};
+
+struct Scene {
+  int format = 0;
+  std::string method;  // mpm | slave_sph | shape_matching | pbd_powder | fem
+  int dimension = 0;
+  Vec3 gravity{};
+  TimeSettings time;
+  GridSettings grid;
+  std::map<std::string, MaterialSettings> materials;
+  std::vector<BodySettings> bodies;
+  std::vector<ColliderSettings> colliders;
+  OutputSettings output;
+  CheckpointSettings checkpoint;
+  CatalystSettings catalyst;
+  ImplicitSettings implicit;
+  std::string source_path;             // as given to the loader
+  std::string source_text;             // the file as read, before overrides
+  std::vector<std::string> overrides;  // the --set key.path=value strings applied, in order
+};
+
+}  // namespace nendo

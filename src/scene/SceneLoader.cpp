@@ -1,0 +1,323 @@
+#include "scene/SceneLoader.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "scene/MapReader.hpp"
+#include "scene/MaterialSchema.hpp"
+#include "scene/SceneOverrides.hpp"
+#include "scene/SceneSchema.hpp"
+
+namespace nendo {
+
+namespace {
+
+using scene::Cursor;
+using scene::DimensionSource;
+using scene::MapReader;
+
+YAML::Node parse_yaml(const std::string& text, const std::string& path) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::ParserException& error) {
+    throw SceneError(path + ":" + std::to_string(error.mark.line + 1), "", "YAML syntax error: " + error.msg);
+  }
+}
+
+void require_scene_map(const YAML::Node& root, const std::string& path) {
+  if (root.IsMap()) return;
+  const std::string line = scene::line_of(root);
+  const std::string where = path + ":" + (line.empty() ? "1" : line);
+  if (root.IsNull()) throw SceneError(where, "", "the scene is empty");
+  throw SceneError(where, "", "the scene must be a map of keys (got " + scene::describe(root) + ")");
+}
+
+void check_box(const MapReader& box, int dimension) {
+  const Vec3 min = box.vector("min");
+  const Vec3 max = box.vector("max");
+  for (int axis = 0; axis < dimension; ++axis) {
+    if (min[axis] < max[axis]) continue;
+    box.fail("max", fmt::format("must be greater than min on every axis ({}: min {}, max {})", "xyz"[axis],
+                                format_number(min[axis]), format_number(max[axis])));
+  }
+}
+
+Vec3 unit_normal(const MapReader& plane) {
+  Vec3 normal = plane.vector("normal");
+  const Real length = std::sqrt(normal[0] * normal[0] + normal[1] * normal[1] + normal[2] * normal[2]);
+  if (length == 0) plane.fail("normal", "must not be the zero vector");
+  for (Real& component : normal) component /= length;
+  return normal;
+}
+
+bool knows(const std::vector<KeySchema>& keys, const std::string& name) { return find_key(keys, name); }
+
+class SceneReader {
+ public:
+  SceneReader(const scene::SceneSource& source, const YAML::Node& root)
+      : source_(source), root_(root), directory_(std::filesystem::path(source.file).parent_path()) {}
+
+  Scene read() {
+    Scene scene;
+    const scene::NestedReaders sections = {
+        {"time", [&](const Cursor& c) { scene.time = read_time(c); }},
+        {"grid", [&](const Cursor& c) { scene.grid = read_grid(c); }},
+        {"materials", [&](const Cursor& c) { scene.materials = read_materials(c); }},
+        {"bodies", [&](const Cursor& c) { scene.bodies = read_bodies(c); }},
+        {"colliders", [&](const Cursor& c) { scene.colliders = read_colliders(c); }},
+        {"output", [&](const Cursor& c) { scene.output = read_output(c); }},
+        {"checkpoint", [&](const Cursor& c) { scene.checkpoint = read_checkpoint(c); }},
+        {"catalyst", [&](const Cursor& c) { scene.catalyst = read_catalyst(c); }},
+        {"implicit", [&](const Cursor& c) { scene.implicit = read_implicit(c); }},
+    };
+    const MapReader top(root(), top_level_keys(), dimension_source(), sections);
+    scene.format = top.integer("nendo");
+    scene.method = top.text("method");
+    scene.dimension = dimension();
+    scene.gravity = top.vector("gravity");
+    if (!scene.output.every && !scene.output.every_steps) scene.output.every = scene.time.end / 100;
+    return scene;
+  }
+
+ private:
+  Cursor root() const { return {&source_, root_, "", ""}; }
+
+  DimensionSource dimension_source() {
+    return [this] { return dimension(); };
+  }
+
+  int dimension() {
+    if (!dimension_) dimension_ = read_dimension();
+    return *dimension_;
+  }
+
+  int read_dimension() {
+    const Cursor top = root();
+    const std::vector<scene::MapEntry> entries = scene::map_entries(top);
+    const scene::MapEntry* entry = scene::find_entry(entries, "dimension");
+    if (!entry) top.fail_missing("dimension");
+    check_value(entry->value, *find_key(top_level_keys(), "dimension"), dimension_source());
+    return static_cast<int>(*scene::parse_integer(entry->value.node.Scalar()));
+  }
+
+  MapReader section(const Cursor& map, const std::string& name) {
+    return MapReader(map, section_schema(name).keys, dimension_source());
+  }
+
+  TimeSettings read_time(const Cursor& map) {
+    const MapReader time = section(map, "time");
+    if (!time.has("dt") && !time.has("cfl")) map.fail("needs dt, cfl or both");
+    TimeSettings settings;
+    settings.end = time.real("end");
+    settings.dt = time.optional_real("dt");
+    settings.cfl = time.optional_real("cfl");
+    settings.integrator = time.text("integrator");
+    return settings;
+  }
+
+  GridSettings read_grid(const Cursor& map) {
+    const MapReader grid = section(map, "grid");
+    GridSettings settings;
+    settings.dx = grid.real("dx");
+    settings.block = grid.integer("block");
+    settings.kernel = grid.text("kernel");
+    settings.transfer = grid.text("transfer");
+    settings.flip_ratio = grid.real("flip_ratio");
+    return settings;
+  }
+
+  std::map<std::string, MaterialSettings> read_materials(const Cursor& map) {
+    std::map<std::string, MaterialSettings> materials;
+    for (const scene::MapEntry& entry : scene::map_entries(map)) {
+      materials.emplace(entry.name, read_material(entry.value));
+    }
+    return materials;
+  }
+
+  MaterialSettings read_material(const Cursor& map) {
+    const KeySchema model_key = material_model_key();
+    const MaterialModelSchema& model = *find_material_model(selector(map, model_key));
+    std::vector<KeySchema> keys = {model_key};
+    keys.insert(keys.end(), model.parameters.begin(), model.parameters.end());
+    const MapReader material(map, keys, dimension_source());
+    MaterialSettings settings;
+    settings.model = model.name;
+    for (const KeySchema& parameter : model.parameters) {
+      settings.params[parameter.name] = material.real(parameter.name);
+    }
+    return settings;
+  }
+
+  // The value of the key that selects a map's other keys (a material's model, a body's shape).
+  std::string selector(const Cursor& map, const KeySchema& key) {
+    const std::vector<scene::MapEntry> entries = scene::map_entries(map);
+    const scene::MapEntry* entry = scene::find_entry(entries, key.name);
+    if (!entry) map.fail_missing(key.name);
+    check_value(entry->value, key, dimension_source());
+    return entry->value.node.Scalar();
+  }
+
+  std::vector<BodySettings> read_bodies(const Cursor& list) {
+    if (list.node.size() == 0) list.fail("must list at least one body");
+    std::vector<BodySettings> bodies;
+    for (std::size_t i = 0; i < list.node.size(); ++i) bodies.push_back(read_body(list.item(i)));
+    return bodies;
+  }
+
+  BodySettings read_body(const Cursor& map) {
+    const ShapeListSchema& schema = body_schema();
+    const ShapeSchema& shape = *schema.find_shape(selector(map, schema.common_keys.front()));
+    const std::vector<KeySchema> keys = schema.keys_of(shape);
+    const MapReader body(map, keys, dimension_source());
+    BodySettings settings;
+    settings.shape = shape.name;
+    settings.material = material_reference(body);
+    settings.particles_per_cell = body.integer("particles_per_cell");
+    settings.velocity = body.vector("velocity");
+    if (knows(keys, "min")) check_box(body, dimension());
+    if (knows(keys, "min")) settings.min = body.vector("min");
+    if (knows(keys, "max")) settings.max = body.vector("max");
+    if (knows(keys, "center")) settings.center = body.vector("center");
+    if (knows(keys, "radius")) settings.radius = body.real("radius");
+    if (knows(keys, "axis")) settings.axis = body.axis("axis");
+    if (knows(keys, "height")) settings.height = body.real("height");
+    if (knows(keys, "path")) settings.path = existing_file(body.cursor("path"));
+    return settings;
+  }
+
+  std::vector<ColliderSettings> read_colliders(const Cursor& list) {
+    std::vector<ColliderSettings> colliders;
+    for (std::size_t i = 0; i < list.node.size(); ++i) colliders.push_back(read_collider(list.item(i)));
+    return colliders;
+  }
+
+  ColliderSettings read_collider(const Cursor& map) {
+    const ShapeListSchema& schema = collider_schema();
+    const ShapeSchema& shape = *schema.find_shape(selector(map, schema.common_keys.front()));
+    const std::vector<KeySchema> keys = schema.keys_of(shape);
+    const MapReader collider(map, keys, dimension_source());
+    ColliderSettings settings;
+    settings.shape = shape.name;
+    settings.boundary = collider.text("boundary");
+    settings.friction = collider.real("friction");
+    settings.velocity = collider.vector("velocity");
+    if (knows(keys, "point")) settings.point = collider.vector("point");
+    if (knows(keys, "normal")) settings.normal = unit_normal(collider);
+    if (knows(keys, "min")) check_box(collider, dimension());
+    if (knows(keys, "min")) settings.min = collider.vector("min");
+    if (knows(keys, "max")) settings.max = collider.vector("max");
+    if (knows(keys, "center")) settings.center = collider.vector("center");
+    if (knows(keys, "radius")) settings.radius = collider.real("radius");
+    if (knows(keys, "axis")) settings.axis = collider.axis("axis");
+    if (knows(keys, "inside")) settings.inside = collider.boolean("inside");
+    return settings;
+  }
+
+  OutputSettings read_output(const Cursor& map) {
+    const MapReader output = section(map, "output");
+    if (output.has("every") && output.has("every_steps")) {
+      output.fail("every_steps", "conflicts with every: set only one of them");
+    }
+    OutputSettings settings;
+    settings.dir = output.text("dir");
+    settings.every = output.optional_real("every");
+    settings.every_steps = output.optional_integer("every_steps");
+    settings.fields = output.texts("fields");
+    return settings;
+  }
+
+  CheckpointSettings read_checkpoint(const Cursor& map) {
+    const MapReader checkpoint = section(map, "checkpoint");
+    CheckpointSettings settings;
+    settings.dir = checkpoint.text("dir");
+    settings.every_steps = checkpoint.integer("every_steps");
+    settings.keep = checkpoint.integer("keep");
+    settings.walltime = checkpoint.real("walltime");
+    return settings;
+  }
+
+  CatalystSettings read_catalyst(const Cursor& map) {
+    const MapReader catalyst = section(map, "catalyst");
+    CatalystSettings settings;
+    if (catalyst.has("scripts")) {
+      const Cursor& scripts = catalyst.cursor("scripts");
+      for (std::size_t i = 0; i < scripts.node.size(); ++i)
+        settings.scripts.push_back(existing_file(scripts.item(i)));
+    }
+    settings.every_steps = catalyst.integer("every_steps");
+    return settings;
+  }
+
+  ImplicitSettings read_implicit(const Cursor& map) {
+    const MapReader implicit = section(map, "implicit");
+    ImplicitSettings settings;
+    settings.operator_type = implicit.text("operator");
+    settings.newton_tol = implicit.real("newton_tol");
+    settings.max_newton = implicit.integer("max_newton");
+    settings.petsc_options = implicit.text("petsc_options");
+    return settings;
+  }
+
+  std::vector<std::string> material_names() const {
+    std::vector<std::string> names;
+    for (const auto& pair : root_) {
+      if (pair.first.Scalar() != "materials" || !pair.second.IsMap()) continue;
+      for (const auto& material : pair.second) names.push_back(material.first.Scalar());
+    }
+    return names;
+  }
+
+  std::string material_reference(const MapReader& body) const {
+    const std::string name = body.text("material");
+    const std::vector<std::string> names = material_names();
+    if (std::find(names.begin(), names.end(), name) != names.end()) return name;
+    const std::string known = names.empty() ? "no materials are defined" : "defined: " + join(names, ", ");
+    body.fail("material", "unknown material '" + name + "' (" + known + ")");
+  }
+
+  std::string existing_file(const Cursor& value) const {
+    std::filesystem::path path = value.node.Scalar();
+    if (path.is_relative()) path = directory_ / path;
+    path = path.lexically_normal();
+    std::error_code error;
+    if (!std::filesystem::exists(path, error)) value.fail("file not found: '" + path.string() + "'");
+    return path.string();
+  }
+
+  const scene::SceneSource& source_;
+  YAML::Node root_;
+  std::filesystem::path directory_;
+  std::optional<int> dimension_;
+};
+
+}  // namespace
+
+Scene parse_scene(const std::string& text, const std::string& path,
+                  const std::vector<std::string>& overrides) {
+  YAML::Node root = parse_yaml(text, path);
+  require_scene_map(root, path);
+  scene::SceneSource source{path, {}};
+  scene::apply_overrides(root, overrides, source);
+  Scene scene = SceneReader(source, root).read();
+  scene.source_path = path;
+  scene.source_text = text;
+  scene.overrides = overrides;
+  return scene;
+}
+
+Scene load_scene(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw SceneError(path, "", "cannot open the scene file");
+  std::ostringstream text;
+  text << file.rdbuf();
+  return parse_scene(text.str(), path, overrides);
+}
+
+}  // namespace nendo

@@ -1,0 +1,21 @@
+#pragma once
+// Reading a scene file (DESIGN.md "Scenes and the CLI") into a validated Scene.
+#include <string>
+#include <vector>
+
+#include "scene/Scene.hpp"
+#include "scene/SceneError.hpp"
+
+namespace nendo {
+
+// Validates every key against the schema, fills defaults and throws SceneError with the first
+// problem found in document order. `path` names the scene in errors and is the directory that
+// relative file paths start from; `overrides` are `key.path=value` strings (nendo run --set),
+// applied in order before validation. No output, no MPI: call it on every rank or on one.
+Scene parse_scene(const std::string& text, const std::string& path,
+                  const std::vector<std::string>& overrides = {});
+
+// Reads the file at `path`, then parse_scene().
+Scene load_scene(const std::string& path, const std::vector<std::string>& overrides = {});
+
+}  // namespace nendo

@@ -1,0 +1,295 @@
+#include "scene/SceneSchema.hpp"
+
+#include <stdexcept>
+
+#include "scene/MaterialSchema.hpp"
+
+namespace nendo {
+
+namespace {
+
+std::vector<KeySchema> time_keys() {
+  return {
+      KeySchema::real("end", "simulated time at which the run stops").measured_in("s").mandatory().above(0),
+      KeySchema::real("dt", "time step: the fixed step, or the largest step when cfl is set")
+          .measured_in("s")
+          .when_unset("unset: the step comes from cfl alone")
+          .above(0),
+      KeySchema::real("cfl", "CFL number of the adaptive time step")
+          .when_unset("unset: fixed step dt")
+          .above(0)
+          .at_most(1),
+      KeySchema::choice("integrator", {"explicit", "implicit"},
+                        "explicit (symplectic Euler) or implicit (backward Euler, see implicit)")
+          .defaults_to("explicit"),
+  };
+}
+
+std::vector<KeySchema> grid_keys() {
+  return {
+      KeySchema::real("dx", "cell size: the MPM grid spacing, or the kernel support of particle methods")
+          .measured_in("m")
+          .mandatory()
+          .above(0),
+      KeySchema::integer("block", "cells per block edge (blocks are the unit of distribution)")
+          .defaults_to("4")
+          .at_least(2)
+          .at_most(16),
+      KeySchema::choice("kernel", {"quadratic", "cubic"}, "B-spline interpolation kernel")
+          .defaults_to("quadratic"),
+      KeySchema::choice("transfer", {"apic", "pic", "flip"}, "particle-grid transfer scheme")
+          .defaults_to("apic"),
+      KeySchema::real("flip_ratio", "FLIP share of the flip transfer (1 - flip_ratio is PIC)")
+          .defaults_to("0.95")
+          .at_least(0)
+          .at_most(1),
+  };
+}
+
+std::vector<KeySchema> output_keys() {
+  return {
+      KeySchema::text("dir", "directory of the HDF5/XDMF output, relative to the working directory")
+          .defaults_to("out"),
+      KeySchema::real("every", "simulated time between outputs")
+          .measured_in("s")
+          .when_unset("unset: time.end / 100 when every_steps is unset too")
+          .above(0),
+      KeySchema::integer("every_steps", "steps between outputs; set every or every_steps, not both")
+          .when_unset("unset: output by simulated time")
+          .above(0),
+      KeySchema::text_list("fields", "particle fields written besides position")
+          .defaults_to("[id, velocity, mass, volume, material]")
+          .one_of(output_field_names()),
+  };
+}
+
+std::vector<KeySchema> checkpoint_keys() {
+  return {
+      KeySchema::text("dir", "checkpoint directory, relative to the working directory")
+          .defaults_to("checkpoints"),
+      KeySchema::integer("every_steps", "steps between checkpoints; 0 turns periodic checkpoints off")
+          .defaults_to("0")
+          .at_least(0),
+      KeySchema::integer("keep", "number of most recent checkpoints kept").defaults_to("3").at_least(1),
+      KeySchema::real("walltime",
+                      "wall-time budget: a final checkpoint and a clean exit when it runs out; 0 is off")
+          .measured_in("s")
+          .defaults_to("0")
+          .at_least(0),
+  };
+}
+
+std::vector<KeySchema> catalyst_keys() {
+  return {
+      KeySchema::text_list("scripts",
+                           "ParaView Catalyst scripts (`# script-version: 2`), relative to the "
+                           "scene file; they must exist")
+          .defaults_to("[]"),
+      KeySchema::integer("every_steps", "steps between Catalyst co-processing calls")
+          .defaults_to("1")
+          .above(0),
+  };
+}
+
+std::vector<KeySchema> implicit_keys() {
+  return {
+      KeySchema::choice("operator", {"matrix_free", "assembled"},
+                        "Hessian as a matrix-free MatShell or an assembled MPIAIJ/MPIBAIJ matrix")
+          .defaults_to("matrix_free"),
+      KeySchema::real("newton_tol", "Newton tolerance on the incremental-potential gradient norm")
+          .defaults_to("1.0e-6")
+          .above(0),
+      KeySchema::integer("max_newton", "largest number of Newton iterations per step")
+          .defaults_to("20")
+          .at_least(1),
+      KeySchema::text("petsc_options", "PETSc options database entries, e.g. \"-ksp_type cg -pc_type gamg\"")
+          .defaults_to("\"\""),
+  };
+}
+
+std::vector<SectionSchema> make_section_schemas() {
+  return {
+      {"time", "Time stepping. At least one of dt and cfl is required.", time_keys()},
+      {"grid", "The background grid and its blocks.", grid_keys()},
+      {"output", "Particle output: one HDF5 file per output time and one XDMF time series.", output_keys()},
+      {"checkpoint", "Restart files; a checkpoint restarts on any rank count.", checkpoint_keys()},
+      {"catalyst", "ParaView Catalyst in-situ visualisation.", catalyst_keys()},
+      {"implicit", "Newton-Krylov solver of the implicit integrator (time.integrator: implicit).",
+       implicit_keys()},
+  };
+}
+
+KeySchema velocity_key(std::string description) {
+  return KeySchema::vector("velocity", std::move(description)).measured_in("m/s").defaults_to("0");
+}
+
+KeySchema center_key(std::string description) {
+  return KeySchema::vector("center", std::move(description)).measured_in("m").mandatory();
+}
+
+KeySchema radius_key() { return KeySchema::real("radius", "radius").measured_in("m").mandatory().above(0); }
+
+KeySchema axis_key() {
+  return KeySchema::axis("axis", "direction of the cylinder axis; z only in 3D").defaults_to("y");
+}
+
+KeySchema box_corner_key(std::string name, std::string description) {
+  return KeySchema::vector(std::move(name), std::move(description)).measured_in("m").mandatory();
+}
+
+KeySchema inside_key(std::string default_value) {
+  return KeySchema::boolean("inside", "true: material is kept inside the shape; false: outside")
+      .defaults_to(std::move(default_value));
+}
+
+std::vector<std::string> shape_names(const std::vector<ShapeSchema>& shapes) {
+  std::vector<std::string> names;
+  for (const ShapeSchema& shape : shapes) names.push_back(shape.name);
+  return names;
+}
+
+std::vector<ShapeSchema> body_shapes() {
+  return {
+      {"box",
+       "an axis-aligned box",
+       {box_corner_key("min", "lowest corner"),
+        box_corner_key("max", "highest corner; above min on every axis")}},
+      {"sphere", "a ball (a disc in 2D)", {center_key("centre"), radius_key()}},
+      {"cylinder",
+       "a solid cylinder standing on its base (in 2D the axis-aligned rectangle it projects to)",
+       {center_key("centre of the base"), axis_key(), radius_key(),
+        KeySchema::real("height", "length along the axis").measured_in("m").mandatory().above(0)}},
+      {"file",
+       "particles or a mesh read from a file",
+       {KeySchema::text("path", "point file (HDF5) or mesh file, relative to the scene file; it must exist")
+            .mandatory()}},
+  };
+}
+
+ShapeListSchema make_body_schema() {
+  std::vector<ShapeSchema> shapes = body_shapes();
+  return {
+      "bodies",
+      "The material bodies, sampled into particles. `shape` selects the keys of each body.",
+      {KeySchema::choice("shape", shape_names(shapes), "the body's geometry").mandatory(),
+       KeySchema::text("material", "name of a material defined under materials").mandatory(),
+       KeySchema::integer("particles_per_cell", "particles per cell along each axis (2: 8 per cell in 3D)")
+           .defaults_to("2")
+           .at_least(1),
+       velocity_key("initial velocity")},
+      shapes};
+}
+
+std::vector<ShapeSchema> collider_shapes() {
+  return {
+      {"plane",
+       "a half-space: material stays on the side the normal points to",
+       {KeySchema::vector("point", "a point on the plane").measured_in("m").mandatory(),
+        KeySchema::vector("normal", "outward normal, normalised on load; not zero").mandatory()}},
+      {"box",
+       "an axis-aligned box",
+       {box_corner_key("min", "lowest corner"),
+        box_corner_key("max", "highest corner; above min on every axis"), inside_key("true")}},
+      {"sphere", "a ball (a disc in 2D)", {center_key("centre"), radius_key(), inside_key("false")}},
+      {"cylinder",
+       "an infinite cylinder (in 2D the slab between two lines)",
+       {center_key("a point on the axis"), axis_key(), radius_key(), inside_key("false")}},
+  };
+}
+
+ShapeListSchema make_collider_schema() {
+  std::vector<ShapeSchema> shapes = collider_shapes();
+  return {
+      "colliders",
+      "Analytic collision objects (spec 002 §11.1). sticky: relative velocity set to zero. slip: normal "
+      "relative velocity removed always. separate: normal part removed only when approaching, tangential "
+      "part reduced by Coulomb friction.",
+      {KeySchema::choice("shape", shape_names(shapes), "the collider's geometry").mandatory(),
+       KeySchema::choice("boundary", {"sticky", "slip", "separate"}, "boundary condition")
+           .defaults_to("separate"),
+       KeySchema::real("friction", "Coulomb friction coefficient (separate)").defaults_to("0").at_least(0),
+       velocity_key("velocity of the collider")},
+      shapes};
+}
+
+std::vector<KeySchema> make_top_level_keys() {
+  return {
+      KeySchema::integer("nendo", "scene format version").mandatory().one_of({"1"}),
+      KeySchema::choice("method", {"ballistic", "mpm", "slave_sph", "shape_matching", "pbd_powder", "fem"},
+                        "simulation method")
+          .mandatory(),
+      KeySchema::integer("dimension", "2 or 3; every vector has this many numbers")
+          .mandatory()
+          .one_of({"2", "3"}),
+      KeySchema::vector("gravity", "gravitational acceleration").measured_in("m/s^2").defaults_to("0"),
+      KeySchema::section("time", "time stepping, see [time](#time)").mandatory(),
+      KeySchema::section("grid", "grid and blocks, see [grid](#grid)").mandatory(),
+      KeySchema::section("materials", "named materials, see [materials](#materials)").mandatory(),
+      KeySchema::list("bodies", "material bodies, see [bodies](#bodies)").mandatory(),
+      KeySchema::list("colliders", "collision objects, see [colliders](#colliders)").defaults_to("[]"),
+      KeySchema::section("output", "output files, see [output](#output)").defaults_to("{}"),
+      KeySchema::section("checkpoint", "restart files, see [checkpoint](#checkpoint)").defaults_to("{}"),
+      KeySchema::section("catalyst", "in-situ visualisation, see [catalyst](#catalyst)").defaults_to("{}"),
+      KeySchema::section("implicit", "implicit solver, see [implicit](#implicit)").defaults_to("{}"),
+  };
+}
+
+}  // namespace
+
+const ShapeSchema* ShapeListSchema::find_shape(const std::string& shape_name) const {
+  for (const ShapeSchema& shape : shapes) {
+    if (shape.name == shape_name) return &shape;
+  }
+  return nullptr;
+}
+
+std::vector<KeySchema> ShapeListSchema::keys_of(const ShapeSchema& shape) const {
+  std::vector<KeySchema> keys = common_keys;
+  keys.insert(keys.end(), shape.keys.begin(), shape.keys.end());
+  return keys;
+}
+
+const std::vector<KeySchema>& top_level_keys() {
+  static const std::vector<KeySchema> keys = make_top_level_keys();
+  return keys;
+}
+
+const std::vector<SectionSchema>& section_schemas() {
+  static const std::vector<SectionSchema> sections = make_section_schemas();
+  return sections;
+}
+
+const SectionSchema& section_schema(const std::string& name) {
+  for (const SectionSchema& section : section_schemas()) {
+    if (section.name == name) return section;
+  }
+  throw std::logic_error("no scene section '" + name + "'");
+}
+
+const ShapeListSchema& body_schema() {
+  static const ShapeListSchema schema = make_body_schema();
+  return schema;
+}
+
+const ShapeListSchema& collider_schema() {
+  static const ShapeListSchema schema = make_collider_schema();
+  return schema;
+}
+
+KeySchema material_model_key() {
+  return KeySchema::choice("model", material_model_names(), "material model; selects the other keys")
+      .mandatory();
+}
+
+std::string materials_description() {
+  return "A map from material name to material; bodies name their material. `model` selects the other keys, "
+         "which are the model's parameters below.";
+}
+
+const std::vector<std::string>& output_field_names() {
+  static const std::vector<std::string> names = {"velocity", "stress", "J",    "Jp", "material",
+                                                 "mass",     "volume", "rank", "id"};
+  return names;
+}
+
+}  // namespace nendo

@@ -1,0 +1,447 @@
+// The scene loader (DESIGN.md "Scenes and the CLI"): values and defaults of valid scenes, and the
+// exact message (file:line, key path, reason) of each kind of invalid scene.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "scene/MaterialSchema.hpp"
+#include "scene/SceneLoader.hpp"
+#include "scene/SceneReference.hpp"
+
+namespace nendo {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Line numbers matter to the error tests below: line 1 is `nendo: 1`, line 10 the body.
+const std::string minimal_scene = R"(nendo: 1
+method: mpm
+dimension: 3
+gravity: [0, -9.81, 0]
+time: {end: 1.0, dt: 1.0e-4}
+grid: {dx: 0.02}
+materials:
+  jelly: {model: fixed_corotated, E: 1.0e5, nu: 0.3, density: 1000}
+bodies:
+  - {shape: box, min: [0, 0, 0], max: [0.2, 0.2, 0.2], material: jelly}
+)";
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const std::size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+std::string error_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  try {
+    parse_scene(text, "scene.yaml", overrides);
+  } catch (const SceneError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+std::string error_with(const std::string& from, const std::string& to) {
+  return error_of(replaced(minimal_scene, from, to));
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+fs::path source_dir() {
+  const char* dir = std::getenv("NENDO_SOURCE_DIR");
+  return dir ? fs::path(dir) : fs::path(NENDO_TEST_SOURCE_DIR);
+}
+
+class FullScene : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / "nendo-SceneLoaderTest";
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "points.h5") << "";
+    std::ofstream(dir_ / "viz.py") << "# script-version: 2\n";
+  }
+  fs::path dir_;
+};
+
+const std::string full_scene = R"(nendo: 1
+method: mpm
+dimension: 3
+gravity: [0, -9.81, 0]
+time: {end: 2.0, dt: 1.0e-4, cfl: 0.4, integrator: implicit}
+grid: {dx: 0.01, block: 8, kernel: cubic, transfer: flip, flip_ratio: 0.9}
+materials:
+  jelly: {model: fixed_corotated, E: 1.0e5, nu: 0.3, density: 1000}
+  snow:  {model: snow, E: 1.4e5, nu: 0.2, density: 400, theta_c: 2.0e-2}
+  sand:  {model: drucker_prager, E: 3.5e5, nu: 0.3, density: 1600, friction_angle: 35, cohesion: 10}
+  water: {model: fluid, bulk: 1.0e5, density: 1000, viscosity: 1.0e-3}
+bodies:
+  - {shape: box, min: [0, 0, 0], max: [1, 0.1, 0.1], material: jelly, particles_per_cell: 3, velocity: [1, 2, 3]}
+  - {shape: sphere, center: [0.5, 0.5, 0.5], radius: 0.1, material: snow}
+  - {shape: cylinder, center: [0.2, 0, 0.2], axis: z, radius: 0.05, height: 0.3, material: sand}
+  - {shape: file, path: points.h5, material: water}
+colliders:
+  - {shape: plane, point: [0, 0, 0], normal: [0, 2, 0], boundary: separate, friction: 0.3}
+  - {shape: box, min: [-1, -1, -1], max: [2, 2, 2], boundary: sticky}
+  - {shape: sphere, center: [1, 1, 1], radius: 0.2, boundary: slip, velocity: [0, 0, -1]}
+  - {shape: cylinder, center: [0, 0, 0], axis: 0, radius: 0.5, inside: true}
+output: {dir: results, every_steps: 50, fields: [velocity, stress, J, Jp]}
+checkpoint: {dir: ckpt, every_steps: 1000, keep: 2, walltime: 3600}
+catalyst: {scripts: [viz.py], every_steps: 10}
+implicit: {operator: assembled, newton_tol: 1.0e-8, max_newton: 30, petsc_options: "-ksp_type cg -pc_type gamg"}
+)";
+
+TEST_F(FullScene, LoadsEverySectionWithItsValues) {
+  const Scene scene = parse_scene(full_scene, (dir_ / "scene.yaml").string());
+  EXPECT_EQ(scene.format, 1);
+  EXPECT_EQ(scene.method, "mpm");
+  EXPECT_EQ(scene.dimension, 3);
+  EXPECT_EQ(scene.gravity, (Vec3{0, -9.81, 0}));
+  EXPECT_EQ(scene.time.end, 2.0);
+  EXPECT_EQ(scene.time.dt, 1.0e-4);
+  EXPECT_EQ(scene.time.cfl, 0.4);
+  EXPECT_EQ(scene.time.integrator, "implicit");
+  EXPECT_EQ(scene.grid.dx, 0.01);
+  EXPECT_EQ(scene.grid.block, 8);
+  EXPECT_EQ(scene.grid.kernel, "cubic");
+  EXPECT_EQ(scene.grid.transfer, "flip");
+  EXPECT_EQ(scene.grid.flip_ratio, 0.9);
+  EXPECT_EQ(scene.source_path, (dir_ / "scene.yaml").string());
+  EXPECT_EQ(scene.source_text, full_scene);
+}
+
+TEST_F(FullScene, FillsMaterialParametersAndDefaults) {
+  const Scene scene = parse_scene(full_scene, (dir_ / "scene.yaml").string());
+  ASSERT_EQ(scene.materials.size(), 4u);
+  const MaterialSettings& jelly = scene.materials.at("jelly");
+  EXPECT_EQ(jelly.model, "fixed_corotated");
+  EXPECT_EQ(jelly.params, (std::map<std::string, double>{{"E", 1.0e5}, {"nu", 0.3}, {"density", 1000}}));
+  const MaterialSettings& snow = scene.materials.at("snow");
+  EXPECT_EQ(snow.params.at("theta_c"), 2.0e-2);
+  EXPECT_EQ(snow.params.at("theta_s"), 7.5e-3);
+  EXPECT_EQ(snow.params.at("hardening"), 10);
+  const MaterialSettings& sand = scene.materials.at("sand");
+  EXPECT_EQ(sand.params.at("friction_angle"), 35);
+  EXPECT_EQ(sand.params.at("cohesion"), 10);
+  const MaterialSettings& water = scene.materials.at("water");
+  EXPECT_EQ(water.params, (std::map<std::string, double>{
+                              {"bulk", 1.0e5}, {"gamma", 7}, {"density", 1000}, {"viscosity", 1.0e-3}}));
+}
+
+TEST_F(FullScene, LoadsBodies) {
+  const Scene scene = parse_scene(full_scene, (dir_ / "scene.yaml").string());
+  ASSERT_EQ(scene.bodies.size(), 4u);
+  const BodySettings& box = scene.bodies[0];
+  EXPECT_EQ(box.shape, "box");
+  EXPECT_EQ(box.material, "jelly");
+  EXPECT_EQ(box.min, (Vec3{0, 0, 0}));
+  EXPECT_EQ(box.max, (Vec3{1, 0.1, 0.1}));
+  EXPECT_EQ(box.particles_per_cell, 3);
+  EXPECT_EQ(box.velocity, (Vec3{1, 2, 3}));
+  const BodySettings& sphere = scene.bodies[1];
+  EXPECT_EQ(sphere.center, (Vec3{0.5, 0.5, 0.5}));
+  EXPECT_EQ(sphere.radius, 0.1);
+  EXPECT_EQ(sphere.particles_per_cell, 2);
+  EXPECT_EQ(sphere.velocity, (Vec3{0, 0, 0}));
+  const BodySettings& cylinder = scene.bodies[2];
+  EXPECT_EQ(cylinder.center, (Vec3{0.2, 0, 0.2}));
+  EXPECT_EQ(cylinder.axis, 2);
+  EXPECT_EQ(cylinder.radius, 0.05);
+  EXPECT_EQ(cylinder.height, 0.3);
+  const BodySettings& file = scene.bodies[3];
+  EXPECT_EQ(file.shape, "file");
+  EXPECT_EQ(file.path, (dir_ / "points.h5").string());
+  EXPECT_EQ(file.material, "water");
+}
+
+TEST_F(FullScene, LoadsColliders) {
+  const Scene scene = parse_scene(full_scene, (dir_ / "scene.yaml").string());
+  ASSERT_EQ(scene.colliders.size(), 4u);
+  const ColliderSettings& plane = scene.colliders[0];
+  EXPECT_EQ(plane.shape, "plane");
+  EXPECT_EQ(plane.normal, (Vec3{0, 1, 0}));
+  EXPECT_EQ(plane.boundary, "separate");
+  EXPECT_EQ(plane.friction, 0.3);
+  const ColliderSettings& box = scene.colliders[1];
+  EXPECT_EQ(box.boundary, "sticky");
+  EXPECT_EQ(box.min, (Vec3{-1, -1, -1}));
+  EXPECT_TRUE(box.inside);
+  const ColliderSettings& sphere = scene.colliders[2];
+  EXPECT_EQ(sphere.boundary, "slip");
+  EXPECT_EQ(sphere.friction, 0);
+  EXPECT_EQ(sphere.velocity, (Vec3{0, 0, -1}));
+  EXPECT_FALSE(sphere.inside);
+  const ColliderSettings& cylinder = scene.colliders[3];
+  EXPECT_EQ(cylinder.axis, 0);
+  EXPECT_EQ(cylinder.boundary, "separate");
+  EXPECT_TRUE(cylinder.inside);
+}
+
+TEST_F(FullScene, LoadsOutputCheckpointCatalystAndImplicit) {
+  const Scene scene = parse_scene(full_scene, (dir_ / "scene.yaml").string());
+  EXPECT_EQ(scene.output.dir, "results");
+  EXPECT_EQ(scene.output.every, std::nullopt);
+  EXPECT_EQ(scene.output.every_steps, 50);
+  EXPECT_EQ(scene.output.fields, (std::vector<std::string>{"velocity", "stress", "J", "Jp"}));
+  EXPECT_EQ(scene.checkpoint.dir, "ckpt");
+  EXPECT_EQ(scene.checkpoint.every_steps, 1000);
+  EXPECT_EQ(scene.checkpoint.keep, 2);
+  EXPECT_EQ(scene.checkpoint.walltime, 3600);
+  EXPECT_EQ(scene.catalyst.scripts, (std::vector<std::string>{(dir_ / "viz.py").string()}));
+  EXPECT_EQ(scene.catalyst.every_steps, 10);
+  EXPECT_EQ(scene.implicit.operator_type, "assembled");
+  EXPECT_EQ(scene.implicit.newton_tol, 1.0e-8);
+  EXPECT_EQ(scene.implicit.max_newton, 30);
+  EXPECT_EQ(scene.implicit.petsc_options, "-ksp_type cg -pc_type gamg");
+}
+
+TEST(SceneLoader, FillsDefaultsOfAMinimalScene) {
+  const Scene scene = parse_scene(minimal_scene, "scene.yaml");
+  EXPECT_EQ(scene.time.cfl, std::nullopt);
+  EXPECT_EQ(scene.time.integrator, "explicit");
+  EXPECT_EQ(scene.grid.block, 4);
+  EXPECT_EQ(scene.grid.kernel, "quadratic");
+  EXPECT_EQ(scene.grid.transfer, "apic");
+  EXPECT_EQ(scene.grid.flip_ratio, 0.95);
+  EXPECT_TRUE(scene.colliders.empty());
+  EXPECT_EQ(scene.output.dir, "out");
+  EXPECT_EQ(scene.output.every, 1.0 / 100);
+  EXPECT_EQ(scene.output.every_steps, std::nullopt);
+  EXPECT_EQ(scene.output.fields, (std::vector<std::string>{"id", "velocity", "mass", "volume", "material"}));
+  EXPECT_EQ(scene.checkpoint.dir, "checkpoints");
+  EXPECT_EQ(scene.checkpoint.every_steps, 0);
+  EXPECT_EQ(scene.checkpoint.keep, 3);
+  EXPECT_EQ(scene.checkpoint.walltime, 0);
+  EXPECT_TRUE(scene.catalyst.scripts.empty());
+  EXPECT_EQ(scene.catalyst.every_steps, 1);
+  EXPECT_EQ(scene.implicit.operator_type, "matrix_free");
+  EXPECT_EQ(scene.implicit.newton_tol, 1.0e-6);
+  EXPECT_EQ(scene.implicit.max_newton, 20);
+  EXPECT_EQ(scene.implicit.petsc_options, "");
+}
+
+TEST(SceneLoader, Loads2DSceneWithTwoComponentVectors) {
+  const std::string scene_text = R"(nendo: 1
+method: mpm
+dimension: 2
+gravity: [0, -9.81]
+time: {end: 1.0, cfl: 0.5}
+grid: {dx: 0.01}
+materials:
+  jelly: {model: neo_hookean, E: 1.0e4, nu: 0.4, density: 1000}
+bodies:
+  - {shape: box, min: [0, 0], max: [0.5, 0.2], material: jelly, velocity: [1, 0]}
+  - {shape: cylinder, center: [1, 0], radius: 0.1, height: 0.4, material: jelly}
+colliders:
+  - {shape: plane, point: [0, 0], normal: [3, 4]}
+)";
+  const Scene scene = parse_scene(scene_text, "scene2d.yaml");
+  EXPECT_EQ(scene.dimension, 2);
+  EXPECT_EQ(scene.gravity, (Vec3{0, -9.81, 0}));
+  EXPECT_EQ(scene.time.dt, std::nullopt);
+  EXPECT_EQ(scene.time.cfl, 0.5);
+  EXPECT_EQ(scene.bodies[0].max, (Vec3{0.5, 0.2, 0}));
+  EXPECT_EQ(scene.bodies[0].velocity, (Vec3{1, 0, 0}));
+  EXPECT_EQ(scene.bodies[1].axis, 1);
+  EXPECT_EQ(scene.bodies[1].height, 0.4);
+  EXPECT_DOUBLE_EQ(scene.colliders[0].normal[0], 0.6);
+  EXPECT_DOUBLE_EQ(scene.colliders[0].normal[1], 0.8);
+  EXPECT_EQ(scene.colliders[0].normal[2], 0);
+}
+
+TEST(SceneLoader, RejectsZAxisIn2D) {
+  const std::string scene_text = replaced(replaced(minimal_scene, "dimension: 3", "dimension: 2"),
+                                          "gravity: [0, -9.81, 0]", "gravity: [0, -9.81]");
+  const std::string with_cylinder =
+      replaced(scene_text, "  - {shape: box, min: [0, 0, 0], max: [0.2, 0.2, 0.2], material: jelly}",
+               "  - {shape: cylinder, center: [0, 0], axis: z, radius: 1, height: 1, material: jelly}");
+  EXPECT_EQ(error_of(with_cylinder),
+            "scene.yaml:10: key 'bodies.0.axis': must be one of x, y, 0, 1 (got 'z')");
+}
+
+TEST(SceneLoader, ReportsUnknownTopLevelKey) {
+  EXPECT_EQ(error_of(minimal_scene + "solver: pcg\n"),
+            "scene.yaml:11: key 'solver': unknown key (known keys: nendo, method, dimension, gravity, time, "
+            "grid, materials, bodies, colliders, output, checkpoint, catalyst, implicit)");
+}
+
+TEST(SceneLoader, ReportsUnknownNestedKeyWithTheLikelyName) {
+  EXPECT_EQ(error_with("grid: {dx: 0.02}", "grid:\n  dx: 0.02\n  kernal: cubic"),
+            "scene.yaml:8: key 'grid.kernal': unknown key (did you mean 'kernel'?)");
+}
+
+TEST(SceneLoader, ReportsWrongType) {
+  EXPECT_EQ(error_with("dx: 0.02", "dx: fine"), "scene.yaml:6: key 'grid.dx': must be a number (got 'fine')");
+  EXPECT_EQ(error_with("gravity: [0, -9.81, 0]", "gravity: {y: -9.81}"),
+            "scene.yaml:4: key 'gravity': must be a list of 3 numbers (got a map)");
+  EXPECT_EQ(error_of(minimal_scene + "colliders: {shape: plane}\n"),
+            "scene.yaml:11: key 'colliders': must be a list (got a map)");
+  EXPECT_EQ(error_with("dimension: 3", "dimension: three"),
+            "scene.yaml:3: key 'dimension': must be an integer (got 'three')");
+}
+
+TEST(SceneLoader, ReportsListOfWrongLength) {
+  EXPECT_EQ(error_with("gravity: [0, -9.81, 0]", "gravity: [0, -9.81]"),
+            "scene.yaml:4: key 'gravity': must be a list of 3 numbers (got a list of 2 items)");
+}
+
+TEST(SceneLoader, ReportsWrongTypeInsideAList) {
+  EXPECT_EQ(error_with("max: [0.2, 0.2, 0.2]", "max: [0.2, high, 0.2]"),
+            "scene.yaml:10: key 'bodies.0.max.1': must be a number (got 'high')");
+}
+
+TEST(SceneLoader, ReportsMissingRequiredKeyAtItsParentMap) {
+  EXPECT_EQ(error_with("time: {end: 1.0, dt: 1.0e-4}", "time: {dt: 1.0e-4}"),
+            "scene.yaml:5: key 'time.end': required key is missing");
+  EXPECT_EQ(error_with("method: mpm\n", ""), "scene.yaml:1: key 'method': required key is missing");
+}
+
+TEST(SceneLoader, RequiresDtOrCfl) {
+  EXPECT_EQ(error_with("time: {end: 1.0, dt: 1.0e-4}", "time: {end: 1.0}"),
+            "scene.yaml:5: key 'time': needs dt, cfl or both");
+}
+
+TEST(SceneLoader, RejectsPoissonRatioOfOneHalf) {
+  EXPECT_EQ(error_with("nu: 0.3", "nu: 0.5"),
+            "scene.yaml:8: key 'materials.jelly.nu': must be < 0.5 (got 0.5)");
+}
+
+TEST(SceneLoader, RejectsNegativeYoungsModulus) {
+  EXPECT_EQ(error_with("E: 1.0e5", "E: -1"), "scene.yaml:8: key 'materials.jelly.E': must be > 0 (got -1)");
+}
+
+TEST(SceneLoader, RejectsZeroTimeStep) {
+  EXPECT_EQ(error_with("dt: 1.0e-4", "dt: 0"), "scene.yaml:5: key 'time.dt': must be > 0 (got 0)");
+}
+
+TEST(SceneLoader, RejectsBoxWithMinNotBelowMax) {
+  EXPECT_EQ(error_with("max: [0.2, 0.2, 0.2]", "max: [0.2, 0, 0.2]"),
+            "scene.yaml:10: key 'bodies.0.max': must be greater than min on every axis (y: min 0, max 0)");
+}
+
+TEST(SceneLoader, RejectsUnknownMaterialName) {
+  EXPECT_EQ(error_with("material: jelly}", "material: jello}"),
+            "scene.yaml:10: key 'bodies.0.material': unknown material 'jello' (defined: jelly)");
+}
+
+TEST(SceneLoader, RejectsKeyOfAnotherMaterialModel) {
+  EXPECT_EQ(error_with("density: 1000}", "density: 1000, theta_c: 0.1}"),
+            "scene.yaml:8: key 'materials.jelly.theta_c': unknown key (known keys: model, E, nu, density)");
+}
+
+TEST(SceneLoader, RejectsBadChoice) {
+  EXPECT_EQ(error_with("grid: {dx: 0.02}", "grid: {dx: 0.02, kernel: quintic}"),
+            "scene.yaml:6: key 'grid.kernel': must be one of quadratic, cubic (got 'quintic')");
+  EXPECT_EQ(error_with("nendo: 1", "nendo: 2"), "scene.yaml:1: key 'nendo': must be 1 (got 2)");
+}
+
+TEST(SceneLoader, RejectsZeroNormal) {
+  EXPECT_EQ(error_of(minimal_scene + "colliders:\n  - {shape: plane, point: [0, 0, 0], normal: [0, 0, 0]}\n"),
+            "scene.yaml:12: key 'colliders.0.normal': must not be the zero vector");
+}
+
+TEST(SceneLoader, RejectsDuplicateKey) {
+  EXPECT_EQ(error_with("grid: {dx: 0.02}", "grid: {dx: 0.02}\ngrid: {dx: 0.03}"),
+            "scene.yaml:7: key 'grid': duplicate key (first given on line 6)");
+}
+
+TEST(SceneLoader, RejectsMissingFile) {
+  EXPECT_EQ(
+      error_with("{shape: box, min: [0, 0, 0], max: [0.2, 0.2, 0.2],", "{shape: file, path: nothing.h5,"),
+      "scene.yaml:10: key 'bodies.0.path': file not found: 'nothing.h5'");
+}
+
+TEST(SceneLoader, ReportsYamlSyntaxErrorWithLine) {
+  EXPECT_EQ(error_with("grid: {dx: 0.02}", "grid: {dx: 0.02]"),
+            "scene.yaml:6: YAML syntax error: illegal flow end");
+}
+
+TEST(SceneLoader, ReportsTheFirstErrorInDocumentOrder) {
+  const std::string two_errors =
+      replaced(replaced(minimal_scene, "dt: 1.0e-4", "dt: -1"), "nu: 0.3", "nu: 0.7");
+  EXPECT_EQ(error_of(two_errors), "scene.yaml:5: key 'time.dt': must be > 0 (got -1)");
+}
+
+TEST(SceneLoader, AppliesOverrides) {
+  const Scene scene = parse_scene(minimal_scene, "scene.yaml",
+                                  {"time.end=0.5", "grid.dx=0.01", "bodies.0.velocity=[1,0,0]",
+                                   "materials.jelly.E=2e5", "implicit.max_newton=5"});
+  EXPECT_EQ(scene.time.end, 0.5);
+  EXPECT_EQ(scene.output.every, 0.5 / 100);
+  EXPECT_EQ(scene.grid.dx, 0.01);
+  EXPECT_EQ(scene.bodies[0].velocity, (Vec3{1, 0, 0}));
+  EXPECT_EQ(scene.materials.at("jelly").params.at("E"), 2e5);
+  EXPECT_EQ(scene.implicit.max_newton, 5);
+  EXPECT_EQ(scene.overrides.size(), 5u);
+  EXPECT_EQ(scene.source_text, minimal_scene);
+}
+
+TEST(SceneLoader, ReportsOverrideOfUnknownKey) {
+  EXPECT_EQ(error_of(minimal_scene, {"grid.kernal=cubic"}),
+            "--set grid.kernal=cubic: key 'grid.kernal': unknown key (did you mean 'kernel'?)");
+  EXPECT_EQ(
+      error_of(minimal_scene, {"solver.tol=1"}),
+      "--set solver.tol=1: key 'solver': unknown key (known keys: nendo, method, dimension, gravity, time, "
+      "grid, materials, bodies, colliders, output, checkpoint, catalyst, implicit)");
+  EXPECT_EQ(error_of(minimal_scene, {"bodies.3.radius=1"}),
+            "--set bodies.3.radius=1: key 'bodies.3': no such list item (the list has 1 item)");
+  EXPECT_EQ(error_of(minimal_scene, {"time.end.x=1"}),
+            "--set time.end.x=1: key 'time.end': is not a map (it holds '1.0'), so it has no key 'x'");
+}
+
+TEST(SceneLoader, ReportsOverrideWithBadValue) {
+  EXPECT_EQ(error_of(minimal_scene, {"materials.jelly.nu=0.5"}),
+            "--set materials.jelly.nu=0.5: key 'materials.jelly.nu': must be < 0.5 (got 0.5)");
+  EXPECT_EQ(
+      error_of(minimal_scene, {"bodies.0.velocity=[1,0]"}),
+      "--set bodies.0.velocity=[1,0]: key 'bodies.0.velocity': must be a list of 3 numbers (got a list of 2 "
+      "items)");
+  EXPECT_EQ(error_of(minimal_scene, {"time.end"}), "--set time.end: expected key.path=value");
+  EXPECT_EQ(
+      error_of(minimal_scene, {"time.end=[1,"}),
+      "--set time.end=[1,: key 'time.end': YAML syntax error in the value: end of sequence flow not found");
+}
+
+TEST(SceneLoader, LoadsTheExampleScenes) {
+  const Scene demo = load_scene((source_dir() / "jobs/scenes/demo.yaml").string());
+  EXPECT_EQ(demo.dimension, 3);
+  EXPECT_EQ(demo.method, "mpm");
+  EXPECT_EQ(demo.time.end, 0.5);
+  EXPECT_EQ(demo.time.dt, 2e-4);
+  EXPECT_EQ(demo.output.every, 0.01);
+  EXPECT_EQ(demo.checkpoint.every_steps, 0);
+  const Scene demo2d = load_scene((source_dir() / "jobs/scenes/demo2d.yaml").string());
+  EXPECT_EQ(demo2d.dimension, 2);
+  EXPECT_EQ(demo2d.grid.dx, 0.02);
+}
+
+TEST(SceneLoader, ReportsUnreadableFile) { EXPECT_THROW(load_scene("/nonexistent/scene.yaml"), SceneError); }
+
+TEST(MaterialSchema, RefusesASecondModelWithTheSameName) {
+  EXPECT_THROW(register_material_model({"snow", "again", {}}), Error);
+}
+
+TEST(SceneReference, CommittedDocsMatchTheSchema) {
+  const fs::path committed = source_dir() / "docs/scene-reference.md";
+  const std::string generated = scene_reference_markdown();
+  if (read_text(committed) != generated) {
+    const char* binary_dir = std::getenv("NENDO_BINARY_DIR");
+    const fs::path fresh =
+        (binary_dir ? fs::path(binary_dir) : fs::temp_directory_path()) / "scene-reference.md";
+    std::ofstream(fresh, std::ios::binary) << generated;
+    FAIL() << committed << " is stale; the generated text is in " << fresh << ": copy it over.";
+  }
+}
+
+}  // namespace
+}  // namespace nendo
