@@ -12,13 +12,14 @@ namespace {
 template <class Visit>
 void for_each_reached_neighbour(int dimension, const std::int64_t* local_cell, int block, Visit visit) {
   int lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+  const int z_stride = dimension == 3 ? 9 : 0;  // neighbour_offset() order: k = (x+1) + 3(y+1) [+ 9(z+1)]
   for (int a = 0; a < dimension; ++a) {
     lo[a] = local_cell[a] == 0 ? -1 : 0;
     hi[a] = local_cell[a] == block - 1 ? 1 : 0;
   }
   for (int z = lo[2]; z <= hi[2]; ++z)
     for (int y = lo[1]; y <= hi[1]; ++y)
-      for (int x = lo[0]; x <= hi[0]; ++x) visit((x + 1) + 3 * (y + 1) + 9 * (z + 1));
+      for (int x = lo[0]; x <= hi[0]; ++x) visit((x + 1) + 3 * (y + 1) + z_stride * (z + 1));
 }
 
 }  // namespace

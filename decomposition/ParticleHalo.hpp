@@ -1,6 +1,7 @@
 #pragma once
 // Halo particles for kernel methods: copies of other ranks' particles within one cell (one kernel
-// support: particle methods set dx to the support radius) of this rank's particles' cells.
+// support: particle methods set dx to the support radius) of the blocks this rank owns, i.e. of
+// its key range (so a rank that owns only empty blocks there may receive copies it does not use).
 // build() discovers who needs what; update() refreshes chosen fields along the same pattern, as
 // often as a method needs (PBD: every iteration). Halo copies are sorted by (block key, id).
 #include <mpi.h>
