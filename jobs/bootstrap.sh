@@ -13,6 +13,7 @@ PACKAGES=(
   openmpi-bin libopenmpi-dev libhdf5-openmpi-dev petsc-dev libeigen3-dev
   libyaml-cpp-dev libcli11-dev libfmt-dev libgtest-dev libbenchmark-dev
   python3 python3-h5py-mpi python3-numpy
+  paraview python3-paraview
 )
 
 # OpenMPI refuses root without these; tests run 3 and 4 ranks on small machines.

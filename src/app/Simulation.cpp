@@ -130,7 +130,7 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   Space space(comm, geometry_of(scene), std::move(seeded));
   space.distribute();
   method->initialize(space);
-  const LoadBalancePolicy balance;
+  const LoadBalancePolicy balance{scene.balance.every_steps, scene.balance.threshold};
 
   make_output_directory(comm, dir);
   ParticleWriter writer(comm, dir, output_fields(scene, space.particles(), rank));

@@ -75,6 +75,11 @@ struct CheckpointSettings {
   Real walltime = 0;  // seconds; 0: no wall-time budget
 };
 
+struct BalanceSettings {
+  int every_steps = 0;  // 0: never re-balance
+  Real threshold = 0;   // max/mean load that triggers it
+};
+
 struct CatalystSettings {
   std::vector<std::string> scripts;  // resolved against the scene file's directory
   int every_steps = 0;
@@ -99,6 +104,7 @@ struct Scene {
   std::vector<ColliderSettings> colliders;
   OutputSettings output;
   CheckpointSettings checkpoint;
+  BalanceSettings balance;
   CatalystSettings catalyst;
   ImplicitSettings implicit;
   std::string source_path;             // as given to the loader

@@ -74,6 +74,7 @@ class SceneReader {
         {"colliders", [&](const Cursor& c) { scene.colliders = read_colliders(c); }},
         {"output", [&](const Cursor& c) { scene.output = read_output(c); }},
         {"checkpoint", [&](const Cursor& c) { scene.checkpoint = read_checkpoint(c); }},
+        {"balance", [&](const Cursor& c) { scene.balance = read_balance(c); }},
         {"catalyst", [&](const Cursor& c) { scene.catalyst = read_catalyst(c); }},
         {"implicit", [&](const Cursor& c) { scene.implicit = read_implicit(c); }},
     };
@@ -240,6 +241,14 @@ class SceneReader {
     settings.every_steps = checkpoint.integer("every_steps");
     settings.keep = checkpoint.integer("keep");
     settings.walltime = checkpoint.real("walltime");
+    return settings;
+  }
+
+  BalanceSettings read_balance(const Cursor& map) {
+    const MapReader balance = section(map, "balance");
+    BalanceSettings settings;
+    settings.every_steps = balance.integer("every_steps");
+    settings.threshold = balance.real("threshold");
     return settings;
   }
 

@@ -79,6 +79,17 @@ std::vector<KeySchema> checkpoint_keys() {
   };
 }
 
+std::vector<KeySchema> balance_keys() {
+  return {
+      KeySchema::integer("every_steps", "steps between load-balance checks; 0 turns re-balancing off")
+          .defaults_to("100")
+          .at_least(0),
+      KeySchema::real("threshold", "re-balance when the max/mean load over ranks exceeds this")
+          .defaults_to("1.1")
+          .at_least(1),
+  };
+}
+
 std::vector<KeySchema> catalyst_keys() {
   return {
       KeySchema::text_list("scripts",
@@ -113,6 +124,10 @@ std::vector<SectionSchema> make_section_schemas() {
       {"grid", "The background grid and its blocks.", grid_keys()},
       {"output", "Particle output: one HDF5 file per output time and one XDMF time series.", output_keys()},
       {"checkpoint", "Restart files; a checkpoint restarts on any rank count.", checkpoint_keys()},
+      {"balance",
+       "Dynamic load balance: blocks are weighted by their particles and grid nodes, and the "
+       "space-filling-curve partition is recomputed when the load is uneven. Results do not depend on it.",
+       balance_keys()},
       {"catalyst", "ParaView Catalyst in-situ visualisation.", catalyst_keys()},
       {"implicit", "Newton-Krylov solver of the implicit integrator (time.integrator: implicit).",
        implicit_keys()},
@@ -229,6 +244,7 @@ std::vector<KeySchema> make_top_level_keys() {
       KeySchema::list("colliders", "collision objects, see [colliders](#colliders)").defaults_to("[]"),
       KeySchema::section("output", "output files, see [output](#output)").defaults_to("{}"),
       KeySchema::section("checkpoint", "restart files, see [checkpoint](#checkpoint)").defaults_to("{}"),
+      KeySchema::section("balance", "load balance, see [balance](#balance)").defaults_to("{}"),
       KeySchema::section("catalyst", "in-situ visualisation, see [catalyst](#catalyst)").defaults_to("{}"),
       KeySchema::section("implicit", "implicit solver, see [implicit](#implicit)").defaults_to("{}"),
   };

@@ -90,11 +90,26 @@ class Run(unittest.TestCase):
         self.assertIn("particle-steps/s", r.stdout)
         return out
 
+    def check_paraview_opens(self, out, dim):
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "paraview_open.py")
+        r = subprocess.run(["pvpython", "--force-offscreen-rendering", script, os.path.join(out, "particles.xdmf")],
+                           capture_output=True, text=True, timeout=300, env={"PATH": "/usr/bin:/bin", "HOME": WORK})
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        seen = [line.split() for line in r.stdout.splitlines()]
+        facts = {line[0]: line[1:] for line in seen if line and line[0] != "array"}
+        arrays = {line[1]: int(line[2]) for line in seen if line and line[0] == "array"}
+        n = expected_lattice_count(dim)
+        self.assertEqual(facts["reader"], ["Xdmf3ReaderS"])
+        self.assertEqual(facts["timesteps"], ["3"])
+        self.assertEqual(facts["points"], [str(n)])
+        self.assertEqual(facts["cells"], [str(n)])  # Polyvertex: one vertex cell per particle
+        self.assertEqual(arrays, {"id": 1, "mass": 1, "material": 1, "velocity": dim})
+
     def test_3d(self):
-        self.check_run(3)
+        self.check_paraview_opens(self.check_run(3), 3)
 
     def test_2d(self):
-        self.check_run(2)
+        self.check_paraview_opens(self.check_run(2), 2)
 
     def test_same_bits_as_one_rank(self):
         out = self.check_run(3)

@@ -272,7 +272,7 @@ TEST(SceneLoader, RejectsZAxisIn2D) {
 TEST(SceneLoader, ReportsUnknownTopLevelKey) {
   EXPECT_EQ(error_of(minimal_scene + "solver: pcg\n"),
             "scene.yaml:11: key 'solver': unknown key (known keys: nendo, method, dimension, gravity, time, "
-            "grid, materials, bodies, colliders, output, checkpoint, catalyst, implicit)");
+            "grid, materials, bodies, colliders, output, checkpoint, balance, catalyst, implicit)");
 }
 
 TEST(SceneLoader, ReportsUnknownNestedKeyWithTheLikelyName) {
@@ -372,6 +372,17 @@ TEST(SceneLoader, ReportsTheFirstErrorInDocumentOrder) {
   EXPECT_EQ(error_of(two_errors), "scene.yaml:5: key 'time.dt': must be > 0 (got -1)");
 }
 
+TEST(SceneLoader, ReadsLoadBalanceSettings) {
+  const Scene defaults = parse_scene(minimal_scene, "scene.yaml");
+  EXPECT_EQ(defaults.balance.every_steps, 100);
+  EXPECT_EQ(defaults.balance.threshold, 1.1);
+  const Scene set = parse_scene(minimal_scene + "balance: {every_steps: 7, threshold: 1.5}\n", "scene.yaml");
+  EXPECT_EQ(set.balance.every_steps, 7);
+  EXPECT_EQ(set.balance.threshold, 1.5);
+  EXPECT_EQ(error_of(minimal_scene + "balance: {threshold: 0.9}\n"),
+            "scene.yaml:11: key 'balance.threshold': must be >= 1 (got 0.9)");
+}
+
 TEST(SceneLoader, AppliesOverrides) {
   const Scene scene = parse_scene(minimal_scene, "scene.yaml",
                                   {"time.end=0.5", "grid.dx=0.01", "bodies.0.velocity=[1,0,0]",
@@ -392,7 +403,7 @@ TEST(SceneLoader, ReportsOverrideOfUnknownKey) {
   EXPECT_EQ(
       error_of(minimal_scene, {"solver.tol=1"}),
       "--set solver.tol=1: key 'solver': unknown key (known keys: nendo, method, dimension, gravity, time, "
-      "grid, materials, bodies, colliders, output, checkpoint, catalyst, implicit)");
+      "grid, materials, bodies, colliders, output, checkpoint, balance, catalyst, implicit)");
   EXPECT_EQ(error_of(minimal_scene, {"bodies.3.radius=1"}),
             "--set bodies.3.radius=1: key 'bodies.3': no such list item (the list has 1 item)");
   EXPECT_EQ(error_of(minimal_scene, {"time.end.x=1"}),
@@ -415,14 +426,19 @@ TEST(SceneLoader, ReportsOverrideWithBadValue) {
 TEST(SceneLoader, LoadsTheExampleScenes) {
   const Scene demo = load_scene((source_dir() / "jobs/scenes/demo.yaml").string());
   EXPECT_EQ(demo.dimension, 3);
-  EXPECT_EQ(demo.method, "mpm");
-  EXPECT_EQ(demo.time.end, 0.5);
-  EXPECT_EQ(demo.time.dt, 2e-4);
-  EXPECT_EQ(demo.output.every, 0.01);
-  EXPECT_EQ(demo.checkpoint.every_steps, 0);
-  const Scene demo2d = load_scene((source_dir() / "jobs/scenes/demo2d.yaml").string());
-  EXPECT_EQ(demo2d.dimension, 2);
-  EXPECT_EQ(demo2d.grid.dx, 0.02);
+  EXPECT_EQ(demo.method, "ballistic");
+  EXPECT_EQ(demo.output.dir, "out/demo");
+  EXPECT_EQ(demo.balance.every_steps, 50);
+  const Scene drop = load_scene((source_dir() / "jobs/scenes/mpm/jelly-drop.yaml").string());
+  EXPECT_EQ(drop.dimension, 3);
+  EXPECT_EQ(drop.method, "mpm");
+  EXPECT_EQ(drop.time.end, 0.5);
+  EXPECT_EQ(drop.time.dt, 2e-4);
+  EXPECT_EQ(drop.output.every, 0.01);
+  EXPECT_EQ(drop.checkpoint.every_steps, 0);
+  const Scene drop2d = load_scene((source_dir() / "jobs/scenes/mpm/jelly-drop-2d.yaml").string());
+  EXPECT_EQ(drop2d.dimension, 2);
+  EXPECT_EQ(drop2d.grid.dx, 0.02);
 }
 
 TEST(SceneLoader, ReportsUnreadableFile) { EXPECT_THROW(load_scene("/nonexistent/scene.yaml"), SceneError); }

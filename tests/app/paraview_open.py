@@ -1,0 +1,20 @@
+"""Opens an XDMF series with ParaView (pvpython) and prints what the reader sees, one fact per line.
+
+Usage: pvpython paraview_open.py SERIES.xdmf
+"""
+import sys
+
+from paraview.simple import OpenDataFile
+
+reader = OpenDataFile(sys.argv[1])
+reader.UpdatePipelineInformation()
+times = list(reader.TimestepValues)
+reader.UpdatePipeline(times[-1])
+info = reader.GetDataInformation()
+print("reader", reader.GetXMLName())
+print("timesteps", len(times))
+print("points", info.GetNumberOfPoints())
+print("cells", info.GetNumberOfCells())
+for i in range(len(reader.PointData)):
+    array = reader.PointData.GetArray(i)
+    print("array", array.GetName(), array.GetNumberOfComponents())
