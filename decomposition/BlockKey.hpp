@@ -25,6 +25,8 @@ BlockCoord decode_block_key(BlockKey key);
 // deterministic reduction: lexicographic with x fastest, from (-1,-1,-1) to (1,1,1).
 int neighbour_count(int dimension);
 BlockCoord neighbour_offset(int dimension, int index);
-inline BlockCoord add(const BlockCoord& a, const BlockCoord& b) { return {a[0] + b[0], a[1] + b[1], a[2] + b[2]}; }
+inline BlockCoord add(const BlockCoord& a, const BlockCoord& b) {
+  return {a[0] + b[0], a[1] + b[1], a[2] + b[2]};
+}
 
 }  // namespace nendo

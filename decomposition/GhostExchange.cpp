@@ -9,10 +9,6 @@
 namespace nendo {
 namespace {
 
-struct Strides {
-  std::size_t y, z;  // in nodes; x stride is one node
-};
-
 // dst[box] (+)= src[box] for a box of nodes, `c` components per node.
 template <bool Add>
 void copy_box(const Real* src, Strides s, const int* src_begin, Real* dst, Strides d, const int* dst_begin,
@@ -50,7 +46,8 @@ GhostExchange::GhostExchange(MPI_Comm comm, const BlockGeometry& geometry)
     : geometry_(geometry), exchange_(comm), neighbours_(neighbour_count(geometry.dimension)) {
   if (geometry.block < 3)
     throw Error("grid.block must be at least 3 so that a window reaches only neighbouring blocks");
-  for (int o = 0; o < neighbours_; ++o) slices_.push_back(slice_for_offset(neighbour_offset(geometry.dimension, o)));
+  for (int o = 0; o < neighbours_; ++o)
+    slices_.push_back(slice_for_offset(neighbour_offset(geometry.dimension, o)));
 }
 
 GhostExchange::Slice GhostExchange::slice_for_offset(const BlockCoord& offset) const {
@@ -123,7 +120,8 @@ void GhostExchange::build(const ParticleBlocks& sources, const Partition& partit
       const BlockKey s = in.get<BlockKey>();
       const int o = in.get<std::int32_t>();
       const BlockKey t = encode_block_key(add(decode_block_key(s), neighbour_offset(dim, o)));
-      if (partition.owner(t) != me) throw Error("ghost exchange: received a contribution to a block not owned here");
+      if (partition.owner(t) != me)
+        throw Error("ghost exchange: received a contribution to a block not owned here");
       pending.push_back({t, K - 1 - o, Link{o, -1, p, peers_[p].receive_nodes}});
       peers_[p].receive_nodes += slices_[o].nodes();
     }
@@ -148,95 +146,80 @@ void GhostExchange::build(const ParticleBlocks& sources, const Partition& partit
   // Receives were appended in message order, which is the order of their node offsets.
 }
 
-void GhostExchange::scatter_add(const std::vector<Real>& windows, int c, std::vector<Real>& grid) const {
-  const int K = neighbours_;
-  const Strides window_strides{static_cast<std::size_t>(window_extent(0)),
-                               static_cast<std::size_t>(window_extent(0) * window_extent(1))};
-  const Strides block_strides{static_cast<std::size_t>(geometry_.block_extent(0)),
-                              static_cast<std::size_t>(geometry_.block_extent(0) * geometry_.block_extent(1))};
-  const std::size_t wn = window_nodes() * static_cast<std::size_t>(c);
-  const std::size_t bn = nodes_per_block() * static_cast<std::size_t>(c);
+GhostExchange::Layout GhostExchange::window_layout(int c) const {
+  return {window_nodes() * static_cast<std::size_t>(c),
+          {static_cast<std::size_t>(window_extent(0)),
+           static_cast<std::size_t>(window_extent(0) * window_extent(1))}};
+}
 
+GhostExchange::Layout GhostExchange::block_layout(int c) const {
+  const std::size_t bx = geometry_.block_extent(0), by = geometry_.block_extent(1);
+  return {nodes_per_block() * static_cast<std::size_t>(c), {bx, bx * by}};
+}
+
+std::vector<std::vector<Real>> GhostExchange::swap_slices(bool to_owners, const std::vector<Real>& data,
+                                                          int c) const {
+  const Layout layout = to_owners ? window_layout(c) : block_layout(c);
   std::map<int, Bytes> outgoing;
-  std::vector<int> from;
+  std::vector<int> sources;
   for (const Peer& peer : peers_) {
-    if (!peer.receives.empty()) from.push_back(peer.rank);
-    if (peer.sends.empty()) continue;
-    std::vector<Real> buffer(peer.send_nodes * c);
+    const auto& items = to_owners ? peer.sends : peer.receives;
+    if (!(to_owners ? peer.receives : peer.sends).empty()) sources.push_back(peer.rank);
+    if (items.empty()) continue;
+    std::vector<Real> buffer((to_owners ? peer.send_nodes : peer.receive_nodes) * c);
     std::size_t at = 0;
-    for (auto [s, o] : peer.sends) {
+    for (auto [slot, o] : items) {
       const Slice& sl = slices_[o];
-      const Strides packed{static_cast<std::size_t>(sl.count[0]), static_cast<std::size_t>(sl.count[0] * sl.count[1])};
-      copy_box<false>(windows.data() + s * wn, window_strides, sl.window_begin, buffer.data() + at * c, packed, kZero,
-                      sl.count, c);
+      copy_box<false>(data.data() + slot * layout.slot, layout.strides,
+                      to_owners ? sl.window_begin : sl.block_begin, buffer.data() + at * c,
+                      packed_strides(sl), kZero, sl.count, c);
       at += sl.nodes();
     }
     outgoing[peer.rank] = to_bytes(buffer);
   }
   std::vector<std::vector<Real>> incoming(peers_.size());
-  for (const Message& m : exchange_.exchange(outgoing, from))
+  for (const Message& m : exchange_.exchange(outgoing, sources))
     for (std::size_t p = 0; p < peers_.size(); ++p)
       if (peers_[p].rank == m.rank) incoming[p] = to_reals(m.bytes);
+  return incoming;
+}
 
-  grid.assign(grid_keys_.size() * bn, 0.0);
+void GhostExchange::scatter_add(const std::vector<Real>& windows, int c, std::vector<Real>& grid) const {
+  const int K = neighbours_;
+  const Layout window = window_layout(c), block = block_layout(c);
+  const std::vector<std::vector<Real>> incoming = swap_slices(true, windows, c);
+  grid.assign(grid_keys_.size() * block.slot, 0.0);
   for (std::size_t g = 0; g < grid_keys_.size(); ++g)
     for (int k = 0; k < K; ++k) {
       const Link& l = links_[g * K + k];
       if (l.slice < 0) continue;
       const Slice& sl = slices_[l.slice];
-      if (l.source >= 0) {
-        copy_box<true>(windows.data() + l.source * wn, window_strides, sl.window_begin, grid.data() + g * bn,
-                       block_strides, sl.block_begin, sl.count, c);
-      } else {
-        const Strides packed{static_cast<std::size_t>(sl.count[0]), static_cast<std::size_t>(sl.count[0] * sl.count[1])};
-        copy_box<true>(incoming[l.peer].data() + l.at * c, packed, kZero, grid.data() + g * bn, block_strides,
+      Real* target = grid.data() + g * block.slot;
+      if (l.source >= 0)
+        copy_box<true>(windows.data() + l.source * window.slot, window.strides, sl.window_begin, target,
+                       block.strides, sl.block_begin, sl.count, c);
+      else
+        copy_box<true>(incoming[l.peer].data() + l.at * c, packed_strides(sl), kZero, target, block.strides,
                        sl.block_begin, sl.count, c);
-      }
     }
 }
 
 void GhostExchange::gather(const std::vector<Real>& grid, int c, std::vector<Real>& windows) const {
   const int K = neighbours_;
-  const Strides window_strides{static_cast<std::size_t>(window_extent(0)),
-                               static_cast<std::size_t>(window_extent(0) * window_extent(1))};
-  const Strides block_strides{static_cast<std::size_t>(geometry_.block_extent(0)),
-                              static_cast<std::size_t>(geometry_.block_extent(0) * geometry_.block_extent(1))};
-  const std::size_t wn = window_nodes() * static_cast<std::size_t>(c);
-  const std::size_t bn = nodes_per_block() * static_cast<std::size_t>(c);
-
-  std::map<int, Bytes> outgoing;
-  std::vector<int> from;
-  for (const Peer& peer : peers_) {
-    if (!peer.sends.empty()) from.push_back(peer.rank);
-    if (peer.receives.empty()) continue;
-    std::vector<Real> buffer(peer.receive_nodes * c);
-    std::size_t at = 0;
-    for (auto [g, o] : peer.receives) {
-      const Slice& sl = slices_[o];
-      const Strides packed{static_cast<std::size_t>(sl.count[0]), static_cast<std::size_t>(sl.count[0] * sl.count[1])};
-      copy_box<false>(grid.data() + g * bn, block_strides, sl.block_begin, buffer.data() + at * c, packed, kZero,
-                      sl.count, c);
-      at += sl.nodes();
-    }
-    outgoing[peer.rank] = to_bytes(buffer);
-  }
-  std::vector<std::vector<Real>> incoming(peers_.size());
-  for (const Message& m : exchange_.exchange(outgoing, from))
-    for (std::size_t p = 0; p < peers_.size(); ++p)
-      if (peers_[p].rank == m.rank) incoming[p] = to_reals(m.bytes);
-
-  windows.assign(source_keys_.size() * wn, 0.0);
+  const Layout window = window_layout(c), block = block_layout(c);
+  const std::vector<std::vector<Real>> incoming = swap_slices(false, grid, c);
+  windows.assign(source_keys_.size() * window.slot, 0.0);
   for (std::size_t s = 0; s < source_keys_.size(); ++s)
     for (int o = 0; o < K; ++o) {
       const Slice& sl = slices_[o];
       const long g = window_targets_[s * K + o];
+      Real* target = windows.data() + s * window.slot;
       if (g >= 0) {
-        copy_box<false>(grid.data() + g * bn, block_strides, sl.block_begin, windows.data() + s * wn, window_strides,
+        copy_box<false>(grid.data() + g * block.slot, block.strides, sl.block_begin, target, window.strides,
                         sl.window_begin, sl.count, c);
       } else {
         const auto [p, at] = window_remote_[s * K + o];
-        const Strides packed{static_cast<std::size_t>(sl.count[0]), static_cast<std::size_t>(sl.count[0] * sl.count[1])};
-        copy_box<false>(incoming[p].data() + at * c, packed, kZero, windows.data() + s * wn, window_strides,
+        copy_box<false>(incoming[p].data() + at * c, packed_strides(sl), kZero, target, window.strides,
                         sl.window_begin, sl.count, c);
       }
     }

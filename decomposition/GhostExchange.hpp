@@ -26,6 +26,11 @@
 
 namespace nendo {
 
+// Strides of a box of nodes in a dense array, in nodes (the x stride is one node).
+struct Strides {
+  std::size_t y, z;
+};
+
 class GhostExchange {
  public:
   static constexpr int kWindowLower = 1;  // nodes a window reaches below its block
@@ -65,18 +70,31 @@ class GhostExchange {
   };
   // A contribution of source window to grid block: where its slice is found.
   struct Link {
-    int slice = -1;       // index into slices_ (by offset), -1: none
-    long source = -1;     // local source slot, or -1 for a remote one
-    int peer = -1;        // remote: index into peers_
-    std::size_t at = 0;   // remote: node offset of the slice in that peer's message
+    int slice = -1;      // index into slices_ (by offset), -1: none
+    long source = -1;    // local source slot, or -1 for a remote one
+    int peer = -1;       // remote: index into peers_
+    std::size_t at = 0;  // remote: node offset of the slice in that peer's message
   };
   struct Peer {
     int rank;
-    std::vector<std::pair<long, int>> sends;  // (source slot, offset index) we send, in order
+    std::vector<std::pair<long, int>> sends;     // (source slot, offset index) we send, in order
     std::vector<std::pair<long, int>> receives;  // (grid slot, offset index) we receive, in order
     std::size_t send_nodes = 0, receive_nodes = 0;
   };
 
+  struct Layout {
+    std::size_t slot;  // reals per window or per block
+    Strides strides;
+  };
+  static Strides packed_strides(const Slice& s) {
+    return {static_cast<std::size_t>(s.count[0]), static_cast<std::size_t>(s.count[0] * s.count[1])};
+  }
+  Layout window_layout(int components) const;
+  Layout block_layout(int components) const;
+  // Packs the slices this rank sends (to_owners: window slices to grid owners; else grid slices
+  // back to the windows' ranks), exchanges them, and returns what arrived, by peer.
+  std::vector<std::vector<Real>> swap_slices(bool to_owners, const std::vector<Real>& data,
+                                             int components) const;
   Slice slice_for_offset(const BlockCoord& target_minus_source) const;
   int peer_index(int rank);
 
@@ -87,7 +105,7 @@ class GhostExchange {
   std::vector<BlockKey> source_keys_;
   std::vector<BlockKey> grid_keys_;
   std::unordered_map<BlockKey, long> grid_slots_;
-  std::vector<Link> links_;        // [grid slot][neighbour k]: source = grid block + offset k
+  std::vector<Link> links_;           // [grid slot][neighbour k]: source = grid block + offset k
   std::vector<long> window_targets_;  // [source slot][offset]: local grid slot or -1 (remote)
   std::vector<Peer> peers_;
   std::vector<std::pair<int, std::size_t>> window_remote_;  // [source slot][offset]: (peer, node offset)

@@ -11,7 +11,7 @@
 namespace nendo {
 
 struct LoadBalancePolicy {
-  int every_steps = 100;    // consider re-balancing at most this often (0: never)
+  int every_steps = 100;   // consider re-balancing at most this often (0: never)
   double threshold = 1.1;  // ... and only when max/mean load exceeds this
 };
 

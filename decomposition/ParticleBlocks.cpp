@@ -13,7 +13,9 @@ ParticleBlocks sort_by_block(ParticleSet& particles, const BlockGeometry& geomet
   std::vector<BlockKey> key(n);
   for (std::size_t p = 0; p < n; ++p) key[p] = geometry.key_of(x + dim * p);
 
-  auto before = [&](std::size_t a, std::size_t b) { return key[a] < key[b] || (key[a] == key[b] && id[a] < id[b]); };
+  auto before = [&](std::size_t a, std::size_t b) {
+    return key[a] < key[b] || (key[a] == key[b] && id[a] < id[b]);
+  };
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   bool sorted = true;

@@ -24,8 +24,8 @@ void for_each_reached_neighbour(int dimension, const std::int64_t* local_cell, i
 
 }  // namespace
 
-void ParticleHalo::build(const ParticleSet& owned, const ParticleBlocks& blocks, const BlockGeometry& geometry,
-                         const Partition& partition) {
+void ParticleHalo::build(const ParticleSet& owned, const ParticleBlocks& blocks,
+                         const BlockGeometry& geometry, const Partition& partition) {
   const int me = exchange_.rank();
   const int dim = owned.dimension();
   const int K = neighbour_count(dim);
@@ -42,7 +42,8 @@ void ParticleHalo::build(const ParticleSet& owned, const ParticleBlocks& blocks,
     if (all_mine) continue;
     for (std::size_t p = blocks.begin(b); p < blocks.end(b); ++p) {
       std::int64_t local[3] = {0, 0, 0};
-      for (int a = 0; a < dim; ++a) local[a] = geometry.cell(x + dim * p, a) - std::int64_t(cb[a]) * geometry.block;
+      for (int a = 0; a < dim; ++a)
+        local[a] = geometry.cell(x + dim * p, a) - std::int64_t(cb[a]) * geometry.block;
       int ranks[27], n = 0;
       for_each_reached_neighbour(dim, local, geometry.block, [&](int k) {
         if (owner[k] != me && std::find(ranks, ranks + n, owner[k]) == ranks + n) ranks[n++] = owner[k];

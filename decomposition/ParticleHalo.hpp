@@ -32,7 +32,7 @@ class ParticleHalo {
  private:
   struct Peer {
     int rank;
-    std::vector<std::size_t> sends;  // owned particle indices
+    std::vector<std::size_t> sends;                    // owned particle indices
     std::size_t receive_begin = 0, receive_count = 0;  // in arrival order
   };
   SparseExchange exchange_;

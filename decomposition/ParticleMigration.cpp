@@ -28,7 +28,8 @@ ParticleBlocks ParticleMigration::migrate(ParticleSet& particles, const BlockGeo
   }
   particles.compact(keep);
   const std::size_t stride = particles.bytes_per_particle();
-  for (const Message& m : exchange_.discover(outgoing)) particles.unpack_append(m.bytes.data(), m.bytes.size() / stride);
+  for (const Message& m : exchange_.discover(outgoing))
+    particles.unpack_append(m.bytes.data(), m.bytes.size() / stride);
   return sort_by_block(particles, geometry);
 }
 

@@ -9,18 +9,24 @@ namespace nendo {
 
 std::size_t field_type_size(FieldType type) {
   switch (type) {
-    case FieldType::Real: return sizeof(Real);
-    case FieldType::Int32: return sizeof(std::int32_t);
-    case FieldType::UInt64: return sizeof(std::uint64_t);
+    case FieldType::Real:
+      return sizeof(Real);
+    case FieldType::Int32:
+      return sizeof(std::int32_t);
+    case FieldType::UInt64:
+      return sizeof(std::uint64_t);
   }
   return 0;
 }
 
 const char* field_type_name(FieldType type) {
   switch (type) {
-    case FieldType::Real: return "real";
-    case FieldType::Int32: return "int32";
-    case FieldType::UInt64: return "uint64";
+    case FieldType::Real:
+      return "real";
+    case FieldType::Int32:
+      return "int32";
+    case FieldType::UInt64:
+      return "uint64";
   }
   return "?";
 }
@@ -37,9 +43,15 @@ constexpr FieldType field_type_of() {
 ParticleField::ParticleField(std::string name, FieldType type, int components)
     : name_(std::move(name)), type_(type), components_(components) {
   switch (type) {
-    case FieldType::Real: storage_ = std::vector<Real>(); break;
-    case FieldType::Int32: storage_ = std::vector<std::int32_t>(); break;
-    case FieldType::UInt64: storage_ = std::vector<std::uint64_t>(); break;
+    case FieldType::Real:
+      storage_ = std::vector<Real>();
+      break;
+    case FieldType::Int32:
+      storage_ = std::vector<std::int32_t>();
+      break;
+    case FieldType::UInt64:
+      storage_ = std::vector<std::uint64_t>();
+      break;
   }
 }
 

@@ -28,7 +28,8 @@ Message receive_probed(MPI_Comm comm, const MPI_Status& status, int tag) {
 }
 
 void sort_by_rank(std::vector<Message>& messages) {
-  std::sort(messages.begin(), messages.end(), [](const Message& a, const Message& b) { return a.rank < b.rank; });
+  std::sort(messages.begin(), messages.end(),
+            [](const Message& a, const Message& b) { return a.rank < b.rank; });
 }
 
 }  // namespace
@@ -37,24 +38,28 @@ SparseExchange::SparseExchange(MPI_Comm comm) : rank_(mpi::rank(comm)) { MPI_Com
 
 SparseExchange::~SparseExchange() { MPI_Comm_free(&comm_); }
 
-void SparseExchange::count(const std::map<int, Bytes>& outgoing) const {
-  for (const auto& [r, bytes] : outgoing)
-    if (r != rank_) bytes_sent_ += bytes.size();
-}
-
-std::vector<Message> SparseExchange::discover(const std::map<int, Bytes>& outgoing) const {
-  count(outgoing);
-  const int tag = kDiscoverTag + (round_++ & 1);
-  std::vector<Message> received;
+std::vector<MPI_Request> SparseExchange::post_sends(const std::map<int, Bytes>& outgoing, int tag,
+                                                    bool synchronous, std::vector<Message>& received) const {
   std::vector<MPI_Request> sends;
   for (const auto& [r, bytes] : outgoing) {
     if (r == rank_) {
       received.push_back({r, bytes});
       continue;
     }
+    bytes_sent_ += bytes.size();
     sends.emplace_back();
-    MPI_Issend(bytes.data(), checked_count(bytes), MPI_BYTE, r, tag, comm_, &sends.back());
+    if (synchronous)
+      MPI_Issend(bytes.data(), checked_count(bytes), MPI_BYTE, r, tag, comm_, &sends.back());
+    else
+      MPI_Isend(bytes.data(), checked_count(bytes), MPI_BYTE, r, tag, comm_, &sends.back());
   }
+  return sends;
+}
+
+std::vector<Message> SparseExchange::discover(const std::map<int, Bytes>& outgoing) const {
+  const int tag = kDiscoverTag + (round_++ & 1);
+  std::vector<Message> received;
+  std::vector<MPI_Request> sends = post_sends(outgoing, tag, true, received);
   MPI_Request barrier = MPI_REQUEST_NULL;
   bool barrier_started = false;
   for (;;) {
@@ -81,17 +86,8 @@ std::vector<Message> SparseExchange::discover(const std::map<int, Bytes>& outgoi
 
 std::vector<Message> SparseExchange::exchange(const std::map<int, Bytes>& outgoing,
                                               const std::vector<int>& from) const {
-  count(outgoing);
   std::vector<Message> received;
-  std::vector<MPI_Request> sends;
-  for (const auto& [r, bytes] : outgoing) {
-    if (r == rank_) {
-      received.push_back({r, bytes});
-      continue;
-    }
-    sends.emplace_back();
-    MPI_Isend(bytes.data(), checked_count(bytes), MPI_BYTE, r, kExchangeTag, comm_, &sends.back());
-  }
+  std::vector<MPI_Request> sends = post_sends(outgoing, kExchangeTag, false, received);
   for (int r : from) {
     if (r == rank_) continue;
     MPI_Status status;

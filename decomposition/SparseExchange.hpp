@@ -39,7 +39,9 @@ class SparseExchange {
   void reset_counters() { bytes_sent_ = 0; }
 
  private:
-  void count(const std::map<int, Bytes>& outgoing) const;
+  // Starts a send per message (synchronous ones for NBX); a message to self goes straight to received.
+  std::vector<MPI_Request> post_sends(const std::map<int, Bytes>& outgoing, int tag, bool synchronous,
+                                      std::vector<Message>& received) const;
   MPI_Comm comm_;
   int rank_;
   // A rank can leave discover() while a slower one is still probing; its next round's messages

@@ -67,7 +67,8 @@ std::vector<std::string> output_fields(const Scene& scene, const ParticleSet& ps
     if (ps.has_field(name))
       fields.push_back(name);
     else if (rank == 0)
-      fmt::print("nendo: note: method '{}' has no particle field '{}'; it is not written\n", scene.method, name);
+      fmt::print("nendo: note: method '{}' has no particle field '{}'; it is not written\n", scene.method,
+                 name);
   }
   return fields;
 }
@@ -93,8 +94,8 @@ class Progress {
     const double sim_per_wall = (t - last_time_) / interval;
     const double eta = sim_per_wall > 0 ? (end_ - t) / sim_per_wall : -1;
     if (rank0_)
-      fmt::print("step {:>8}  t {:.6e}  dt {:.3e}  particles {:>10}  {:.3e} particle-steps/s  ETA {}\n", step, t, dt,
-                 particles, rate, format_duration(eta));
+      fmt::print("step {:>8}  t {:.6e}  dt {:.3e}  particles {:>10}  {:.3e} particle-steps/s  ETA {}\n", step,
+                 t, dt, particles, rate, format_duration(eta));
     std::fflush(stdout);
     last_wall_ = now, last_time_ = t, steps_since_ = 0;
   }
@@ -158,8 +159,8 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
 
   const std::uint64_t particles = space.global_particles();
   if (rank == 0)
-    fmt::print("nendo: {} {}D, {} particles on {} ranks, output in {}/\n", scene.method, scene.dimension, particles,
-               mpi::size(comm), dir);
+    fmt::print("nendo: {} {}D, {} particles on {} ranks, output in {}/\n", scene.method, scene.dimension,
+               particles, mpi::size(comm), dir);
   Progress progress(comm, options.progress_seconds, scene.time.end);
   write_output();
   while (t < scene.time.end && (!options.max_steps || step < *options.max_steps)) {

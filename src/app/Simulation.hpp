@@ -11,9 +11,9 @@
 namespace nendo {
 
 struct RunOptions {
-  std::optional<long> max_steps;        // --steps
+  std::optional<long> max_steps;          // --steps
   std::optional<std::string> output_dir;  // --output, replaces output.dir
-  double progress_seconds = 2.0;        // wall time between progress lines
+  double progress_seconds = 2.0;          // wall time between progress lines
 };
 
 struct RunSummary {

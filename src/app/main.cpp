@@ -1,10 +1,10 @@
 // nendo: the command-line entry point.
 //   nendo run SCENE [--steps N] [--set key.path=value ...] [--output DIR]
 //   nendo --version | --help
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <mpi.h>
 
+#include <CLI/CLI.hpp>
 #include <fstream>
 #include <sstream>
 
@@ -25,7 +25,8 @@ constexpr int kExitFailure = 1;
 
 // Rank 0 reads the file once; every rank parses the same text, so every rank reaches the same
 // verdict and only rank 0 needs to say it.
-nendo::Scene load_scene_everywhere(MPI_Comm comm, const std::string& path, const std::vector<std::string>& sets) {
+nendo::Scene load_scene_everywhere(MPI_Comm comm, const std::string& path,
+                                   const std::vector<std::string>& sets) {
   std::string text;
   int readable = 1;
   if (nendo::mpi::rank(comm) == 0) {
@@ -53,8 +54,8 @@ int main(int argc, char** argv) {
   const bool root = nendo::mpi::rank(comm) == 0;
 
   CLI::App app{"nendo: distributed solver for elastic, plastic and granular matter"};
-  app.set_version_flag("--version", std::string("nendo ") + NENDO_VERSION + " (PETSc " +
-                                        nendo::PetscSession::version() + ")");
+  app.set_version_flag(
+      "--version", std::string("nendo ") + NENDO_VERSION + " (PETSc " + nendo::PetscSession::version() + ")");
   app.require_subcommand(1);
   std::string scene_path;
   std::vector<std::string> sets;
@@ -79,7 +80,8 @@ int main(int argc, char** argv) {
     if (root)
       fmt::print("nendo: {} steps to t = {:.6g} in {:.2f} s ({:.3e} particle-steps/s), {} outputs\n", s.steps,
                  s.time, s.wall_seconds,
-                 s.wall_seconds > 0 ? static_cast<double>(s.particles) * s.steps / s.wall_seconds : 0.0, s.outputs);
+                 s.wall_seconds > 0 ? static_cast<double>(s.particles) * s.steps / s.wall_seconds : 0.0,
+                 s.outputs);
   } catch (const nendo::SceneError& e) {
     if (root) fmt::print(stderr, "nendo: error: {}\n", e.what());
     return kExitBadInput;

@@ -92,8 +92,8 @@ void seed_lattice(const BodySettings& b, const Lattice& l, const BodyFields& f, 
   }
 }
 
-std::uint64_t seed_file(MPI_Comm comm, const Scene& scene, const BodySettings& b, BodyFields f, ParticleId id_base,
-                        ParticleSet& ps) {
+std::uint64_t seed_file(MPI_Comm comm, const Scene& scene, const BodySettings& b, BodyFields f,
+                        ParticleId id_base, ParticleSet& ps) {
   ParticleFileInfo info;
   const ParticleSet points = ParticleReader::read(comm, b.path, &info);
   if (info.dimension != scene.dimension)
@@ -135,7 +135,8 @@ SeedResult seed_bodies(MPI_Comm comm, const Scene& scene, ParticleSet& ps) {
     const MaterialSettings& m = scene.materials.at(b.material);
     const Real spacing = scene.grid.dx / b.particles_per_cell;
     const Real volume = std::pow(spacing, d);
-    const BodyFields f{m.params.at("density") * volume, volume, material_index(scene, b.material), &b.velocity};
+    const BodyFields f{m.params.at("density") * volume, volume, material_index(scene, b.material),
+                       &b.velocity};
     if (b.shape == "file") {
       result.next_id += seed_file(comm, scene, b, f, result.next_id, ps);
     } else {

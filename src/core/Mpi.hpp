@@ -21,14 +21,24 @@ inline int size(MPI_Comm comm) {
 template <class T>
 MPI_Datatype datatype();
 template <>
-inline MPI_Datatype datatype<double>() { return MPI_DOUBLE; }
+inline MPI_Datatype datatype<double>() {
+  return MPI_DOUBLE;
+}
 template <>
-inline MPI_Datatype datatype<std::int32_t>() { return MPI_INT32_T; }
+inline MPI_Datatype datatype<std::int32_t>() {
+  return MPI_INT32_T;
+}
 template <>
-inline MPI_Datatype datatype<std::int64_t>() { return MPI_INT64_T; }
+inline MPI_Datatype datatype<std::int64_t>() {
+  return MPI_INT64_T;
+}
 template <>
-inline MPI_Datatype datatype<std::uint64_t>() { return MPI_UINT64_T; }
+inline MPI_Datatype datatype<std::uint64_t>() {
+  return MPI_UINT64_T;
+}
 template <>
-inline MPI_Datatype datatype<std::uint8_t>() { return MPI_UINT8_T; }
+inline MPI_Datatype datatype<std::uint8_t>() {
+  return MPI_UINT8_T;
+}
 
 }  // namespace nendo::mpi

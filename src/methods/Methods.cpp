@@ -20,7 +20,8 @@ static const std::map<std::string, MethodFactory>& methods() {
 std::unique_ptr<Method> make_method(const Scene& scene) {
   auto it = methods().find(scene.method);
   if (it == methods().end())
-    throw Error(scene.source_path + ": method '" + scene.method + "' is not implemented in this version of nendo");
+    throw Error(scene.source_path + ": method '" + scene.method +
+                "' is not implemented in this version of nendo");
   return it->second(scene);
 }
 

@@ -59,7 +59,7 @@ ParticleSet seed(const Scenario& s, int rank, int ranks) {
 
 struct State {
   std::map<ParticleId, std::vector<Real>> particles;  // id -> x, v
-  std::map<BlockKey, std::vector<Real>> grid;        // block -> node values of the last step
+  std::map<BlockKey, std::vector<Real>> grid;         // block -> node values of the last step
   int max_ranks_with_particles = 0;
 };
 
@@ -103,7 +103,8 @@ State collect(const Space& space, const testing::StepResult& last, MPI_Comm comm
   const std::size_t per_block = all_keys.empty() ? 0 : all_grid.size() / all_keys.size();
   for (std::size_t i = 0; i < all_keys.size(); ++i) {
     EXPECT_EQ(s.grid.count(all_keys[i]), 0u) << "grid block owned twice";
-    s.grid[all_keys[i]] = std::vector<Real>(all_grid.begin() + per_block * i, all_grid.begin() + per_block * (i + 1));
+    s.grid[all_keys[i]] =
+        std::vector<Real>(all_grid.begin() + per_block * i, all_grid.begin() + per_block * (i + 1));
   }
   int has = ps.size() > 0;
   MPI_Allreduce(&has, &s.max_ranks_with_particles, 1, MPI_INT, MPI_SUM, comm);
