@@ -18,7 +18,19 @@ struct ParticleBlocks {
   std::size_t particles(std::size_t b) const { return offsets[b + 1] - offsets[b]; }
 };
 
-// Sorts particles by (block key, id) and returns the blocks.
-ParticleBlocks sort_by_block(ParticleSet& particles, const BlockGeometry& geometry);
+// Sorts particles by (block key, id) and returns the blocks. Keeps its buffers between calls, so
+// sorting every step allocates nothing once the particle count is steady.
+class BlockSort {
+ public:
+  ParticleBlocks operator()(ParticleSet& particles, const BlockGeometry& geometry);
+
+ private:
+  std::vector<BlockKey> key_;
+  std::vector<std::size_t> order_;
+};
+
+inline ParticleBlocks sort_by_block(ParticleSet& particles, const BlockGeometry& geometry) {
+  return BlockSort()(particles, geometry);
+}
 
 }  // namespace nendo

@@ -10,7 +10,8 @@ ParticleBlocks ParticleMigration::migrate(ParticleSet& particles, const BlockGeo
   const int dim = particles.dimension();
   const Real* x = particles.positions();
   std::map<int, std::vector<std::size_t>> leaving;
-  std::vector<bool> keep(particles.size(), true);
+  std::vector<bool>& keep = keep_;
+  keep.assign(particles.size(), true);
   // Particles in one block share an owner: look it up once per run of equal keys.
   BlockKey last_key = kBlockKeyEnd;
   int last_owner = me;
@@ -30,7 +31,7 @@ ParticleBlocks ParticleMigration::migrate(ParticleSet& particles, const BlockGeo
   const std::size_t stride = particles.bytes_per_particle();
   for (const Message& m : exchange_.discover(outgoing))
     particles.unpack_append(m.bytes.data(), m.bytes.size() / stride);
-  return sort_by_block(particles, geometry);
+  return sort_(particles, geometry);
 }
 
 }  // namespace nendo

@@ -24,6 +24,8 @@ class ParticleMigration {
 
  private:
   SparseExchange exchange_;
+  BlockSort sort_;
+  std::vector<bool> keep_;
   std::size_t particles_sent_ = 0;
 };
 

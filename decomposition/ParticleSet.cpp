@@ -85,16 +85,26 @@ void ParticleField::resize(std::size_t particles) {
   std::visit([&](auto& v) { v.resize(particles * components_); }, storage_);
 }
 
-void ParticleField::reorder(const std::vector<std::size_t>& order) {
-  std::visit(
-      [&](auto& v) {
-        std::remove_reference_t<decltype(v)> out(order.size() * components_);
-        const std::size_t c = components_;
-        for (std::size_t i = 0; i < order.size(); ++i)
-          for (std::size_t k = 0; k < c; ++k) out[i * c + k] = v[order[i] * c + k];
-        v.swap(out);
-      },
-      storage_);
+void ParticleField::reorder(const std::vector<std::size_t>& order, std::vector<unsigned char>& scratch) {
+  const std::size_t bytes = bytes_per_particle();
+  scratch.resize(order.size() * bytes);
+  const auto* from = static_cast<const unsigned char*>(raw());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    std::memcpy(scratch.data() + i * bytes, from + order[i] * bytes, bytes);
+  resize(order.size());
+  if (!order.empty()) std::memcpy(raw(), scratch.data(), order.size() * bytes);
+}
+
+void ParticleField::compact(const std::vector<bool>& keep) {
+  const std::size_t bytes = bytes_per_particle();
+  auto* data = static_cast<unsigned char*>(raw());
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < keep.size(); ++i) {
+    if (!keep[i]) continue;
+    if (kept != i) std::memcpy(data + kept * bytes, data + i * bytes, bytes);
+    ++kept;
+  }
+  resize(kept);
 }
 
 void ParticleField::pack(std::size_t particle, unsigned char* out) const {
@@ -147,16 +157,16 @@ void ParticleSet::resize(std::size_t particles) {
 }
 
 void ParticleSet::reorder(const std::vector<std::size_t>& order) {
-  for (auto& f : fields_) f.reorder(order);
+  for (auto& f : fields_) f.reorder(order, scratch_);
   size_ = order.size();
 }
 
 void ParticleSet::compact(const std::vector<bool>& keep) {
-  std::vector<std::size_t> order;
-  order.reserve(size_);
-  for (std::size_t i = 0; i < size_; ++i)
-    if (keep[i]) order.push_back(i);
-  if (order.size() != size_) reorder(order);
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < size_; ++i) kept += keep[i];
+  if (kept == size_) return;
+  for (auto& f : fields_) f.compact(keep);
+  size_ = kept;
 }
 
 std::size_t ParticleSet::bytes_per_particle() const {

@@ -37,7 +37,10 @@ class ParticleField {
 
   void resize(std::size_t particles);
   // new[i] = old[order[i]] for i < order.size(); the field ends with order.size() particles.
-  void reorder(const std::vector<std::size_t>& order);
+  // scratch is reused between calls, so a steady state allocates nothing.
+  void reorder(const std::vector<std::size_t>& order, std::vector<unsigned char>& scratch);
+  // Keeps the particles whose keep[i] is true, in order, moving them down in place.
+  void compact(const std::vector<bool>& keep);
   void pack(std::size_t particle, unsigned char* out) const;
   void unpack(std::size_t particle, const unsigned char* in);
 
@@ -95,6 +98,8 @@ class ParticleSet {
   int dimension_;
   std::size_t size_ = 0;
   std::vector<ParticleField> fields_;
+  // Reorder buffer for one field at a time: memory is touched once and reused every step.
+  std::vector<unsigned char> scratch_;
 };
 
 }  // namespace nendo
