@@ -1,5 +1,6 @@
 // nendo: the command-line entry point.
 //   nendo run SCENE [--steps N] [--set key.path=value ...] [--output DIR]
+//   nendo info FILE.h5
 //   nendo --version | --help
 #include <fmt/format.h>
 #include <mpi.h>
@@ -11,6 +12,7 @@
 #include "app/Simulation.hpp"
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
+#include "io/ParticleReader.hpp"
 #include "scene/SceneLoader.hpp"
 #include "solvers/PetscSession.hpp"
 
@@ -46,6 +48,14 @@ nendo::Scene load_scene_everywhere(MPI_Comm comm, const std::string& path,
   return nendo::parse_scene(text, path, sets);
 }
 
+void print_info(const std::string& path) {
+  const nendo::ParticleFileInfo info = nendo::ParticleReader::describe(path);
+  fmt::print("{}: particle file, {}D, {} particles, time {:.17g}, step {}\n", path, info.dimension,
+             info.count, info.time, info.step);
+  for (const auto& f : info.fields)
+    fmt::print("  /particles/{:<12} {:<6} x {}\n", f.name, nendo::field_type_name(f.type), f.components);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -66,12 +76,25 @@ int main(int argc, char** argv) {
   run->add_option("--set", sets, "override a scene key, e.g. --set time.end=0.5 --set grid.dx=0.02");
   run->add_option("--output", options.output_dir, "output directory (replaces output.dir)");
   run->allow_extras();  // PETSc options (-ksp_type ...) are PETSc's
+  std::string info_path;
+  CLI::App* info = app.add_subcommand("info", "describe an output or checkpoint file");
+  info->add_option("file", info_path, "HDF5 file written by nendo")->required();
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = root ? app.exit(e) : (e.get_exit_code() == 0 ? 0 : kExitBadInput);
     return code == 0 ? 0 : kExitBadInput;
+  }
+
+  if (info->parsed()) {
+    try {
+      if (root) print_info(info_path);
+      return 0;
+    } catch (const std::exception& e) {
+      if (root) fmt::print(stderr, "nendo: error: {}\n", e.what());
+      return kExitBadInput;
+    }
   }
 
   try {

@@ -159,6 +159,17 @@ class Cli(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn("nendo", r.stdout)
 
+    def test_info_describes_an_output_file(self):
+        path = scene("info")
+        self.assertEqual(nendo("run", path, "--steps", "1").returncode, 0)
+        r = nendo("info", os.path.join(WORK, "info", "out", "particles_000001.h5"), ranks=1)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"3D, {expected_lattice_count(3)} particles, time 0.001, step 1", r.stdout)
+        self.assertRegex(r.stdout, r"/particles/velocity\s+real\s+x 3")
+        r = nendo("info", path, ranks=1)  # a YAML file is not a particle file
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("scene.yaml", r.stderr)
+
     def test_steps_limit_and_output_option(self):
         path = scene("steps")
         out = os.path.join(WORK, "steps", "elsewhere")
