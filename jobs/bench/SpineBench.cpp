@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "core/BSpline.hpp"
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
 #include "decomposition/Space.hpp"
@@ -181,34 +182,12 @@ ParticleSet seed(const Options& o, const Lattice& l, int rank, int ranks) {
 
 // ---- one APIC transfer ------------------------------------------------------------------------
 
-struct Weights {
-  std::int64_t base[3];
-  Real w[3][3];
-};
-
-inline Weights quadratic_weights(const BlockGeometry& g, const Real* x) {
-  Weights q{};
-  for (int a = 0; a < 3; ++a) {
-    if (a >= g.dimension) {
-      q.base[a] = 0, q.w[a][0] = 1, q.w[a][1] = q.w[a][2] = 0;
-      continue;
-    }
-    const Real u = (x[a] - g.origin[a]) / g.dx;
-    q.base[a] = static_cast<std::int64_t>(std::floor(u - 0.5));
-    const Real f = u - static_cast<Real>(q.base[a]);
-    q.w[a][0] = 0.5 * (1.5 - f) * (1.5 - f);
-    q.w[a][1] = 0.75 - (f - 1) * (f - 1);
-    q.w[a][2] = 0.5 * (f - 0.5) * (f - 0.5);
-  }
-  return q;
-}
-
 // Calls visit(window node index, weight, x_i - x_p) for the 3^d nodes around particle p of block cb.
 template <int dim, class Visit>
 inline void for_each_node(const BlockGeometry& g, const GhostExchange& ghost, const BlockCoord& cb,
                           const Real* xp, Visit visit) {
   const int ex = ghost.window_extent(0), ey = ghost.window_extent(1);
-  const Weights q = quadratic_weights(g, xp);
+  const QuadraticWeights q = quadratic_weights(g.dimension, g.dx, g.origin, xp);
   const int span = dim == 3 ? 3 : 1;
   int corner[3] = {0, 0, 0};
   for (int a = 0; a < dim; ++a)

@@ -176,7 +176,7 @@ void expect_mass_is_conserved(const Scene& s, const GhostExchange& ghost, const 
     const BlockCoord cb = decode_block_key(s.blocks.keys[b]);
     for (std::size_t p = s.blocks.begin(b); p < s.blocks.end(b); ++p) {
       particle_mass += m[p];
-      const testing::Weights q = testing::quadratic_weights(g, x + d * p);
+      const QuadraticWeights q = quadratic_weights(g.dimension, g.dx, g.origin, x + d * p);
       for (int k = 0; k < (d == 3 ? 3 : 1); ++k)
         for (int j = 0; j < 3; ++j)
           for (int i = 0; i < 3; ++i) {

@@ -6,30 +6,25 @@
 #include <cmath>
 #include <vector>
 
+#include "core/BSpline.hpp"
 #include "decomposition/Space.hpp"
 
 namespace nendo::testing {
 
-struct Weights {
-  std::int64_t base[3];
-  Real w[3][3];
-};
-
-inline Weights quadratic_weights(const BlockGeometry& g, const Real* x) {
-  Weights q{};
-  for (int a = 0; a < 3; ++a) {
-    if (a >= g.dimension) {
-      q.base[a] = 0, q.w[a][0] = 1, q.w[a][1] = q.w[a][2] = 0;
-      continue;
-    }
-    const Real u = (x[a] - g.origin[a]) / g.dx;
-    q.base[a] = static_cast<std::int64_t>(std::floor(u - 0.5));
-    const Real f = u - static_cast<Real>(q.base[a]);
-    q.w[a][0] = 0.5 * (1.5 - f) * (1.5 - f);
-    q.w[a][1] = 0.75 - (f - 1) * (f - 1);
-    q.w[a][2] = 0.5 * (f - 0.5) * (f - 0.5);
-  }
-  return q;
+// Calls visit(window node index, weight) for the 3^d nodes of the particle at x in block cb.
+template <class Visit>
+void for_each_window_node(const BlockGeometry& g, const GhostExchange& ghost, const BlockCoord& cb,
+                          const Real* x, Visit visit) {
+  const QuadraticWeights q = quadratic_weights(g.dimension, g.dx, g.origin, x);
+  const int ex = ghost.window_extent(0), ey = ghost.window_extent(1);
+  const int span = g.dimension == 3 ? 3 : 1;
+  int corner[3] = {0, 0, 0};
+  for (int a = 0; a < g.dimension; ++a)
+    corner[a] = static_cast<int>(q.base[a] - std::int64_t(cb[a]) * g.block + GhostExchange::kWindowLower);
+  for (int k = 0; k < span; ++k)
+    for (int j = 0; j < 3; ++j)
+      for (int i = 0; i < 3; ++i)
+        visit(corner[0] + i + ex * (corner[1] + j + ey * (corner[2] + k)), q.w[0][i] * q.w[1][j] * q.w[2][k]);
 }
 
 // Grid values after one step: [grid block][node][mass, momentum...].
@@ -47,26 +42,17 @@ inline StepResult transfer_step(Space& space, Real dt, const Vec3& gravity) {
   Real* x = ps.positions();
   Real* v = ps.real("velocity");
   const Real* m = ps.real("mass");
-  const int ex = ghost.window_extent(0), ey = ghost.window_extent(1);
-  const int span = (dim == 3) ? 3 : 1;
 
   std::vector<Real> windows(blocks.count() * ghost.window_nodes() * c, 0.0);
   for (std::size_t b = 0; b < blocks.count(); ++b) {
     const BlockCoord cb = decode_block_key(blocks.keys[b]);
     Real* win = windows.data() + b * ghost.window_nodes() * c;
     for (std::size_t p = blocks.begin(b); p < blocks.end(b); ++p) {
-      const Weights q = quadratic_weights(g, x + dim * p);
-      for (int k = 0; k < span; ++k)
-        for (int j = 0; j < 3; ++j)
-          for (int i = 0; i < 3; ++i) {
-            const int wx = static_cast<int>(q.base[0] + i - std::int64_t(cb[0]) * g.block + 1);
-            const int wy = static_cast<int>(q.base[1] + j - std::int64_t(cb[1]) * g.block + 1);
-            const int wz = dim == 3 ? static_cast<int>(q.base[2] + k - std::int64_t(cb[2]) * g.block + 1) : 0;
-            const Real w = q.w[0][i] * q.w[1][j] * (dim == 3 ? q.w[2][k] : 1.0);
-            Real* node = win + c * (wx + ex * (wy + ey * wz));
-            node[0] += w * m[p];
-            for (int a = 0; a < dim; ++a) node[1 + a] += w * m[p] * v[dim * p + a];
-          }
+      for_each_window_node(g, ghost, cb, x + dim * p, [&](int n, Real w) {
+        Real* node = win + c * n;
+        node[0] += w * m[p];
+        for (int a = 0; a < dim; ++a) node[1 + a] += w * m[p] * v[dim * p + a];
+      });
     }
   }
   StepResult result;
@@ -85,18 +71,10 @@ inline StepResult transfer_step(Space& space, Real dt, const Vec3& gravity) {
     const BlockCoord cb = decode_block_key(blocks.keys[b]);
     const Real* win = vwin.data() + b * ghost.window_nodes() * dim;
     for (std::size_t p = blocks.begin(b); p < blocks.end(b); ++p) {
-      const Weights q = quadratic_weights(g, x + dim * p);
       Real vp[3] = {0, 0, 0};
-      for (int k = 0; k < span; ++k)
-        for (int j = 0; j < 3; ++j)
-          for (int i = 0; i < 3; ++i) {
-            const int wx = static_cast<int>(q.base[0] + i - std::int64_t(cb[0]) * g.block + 1);
-            const int wy = static_cast<int>(q.base[1] + j - std::int64_t(cb[1]) * g.block + 1);
-            const int wz = dim == 3 ? static_cast<int>(q.base[2] + k - std::int64_t(cb[2]) * g.block + 1) : 0;
-            const Real w = q.w[0][i] * q.w[1][j] * (dim == 3 ? q.w[2][k] : 1.0);
-            const Real* node = win + dim * (wx + ex * (wy + ey * wz));
-            for (int a = 0; a < dim; ++a) vp[a] += w * node[a];
-          }
+      for_each_window_node(g, ghost, cb, x + dim * p, [&](int n, Real w) {
+        for (int a = 0; a < dim; ++a) vp[a] += w * win[dim * n + a];
+      });
       for (int a = 0; a < dim; ++a) {
         v[dim * p + a] = vp[a];
         x[dim * p + a] += dt * vp[a];
