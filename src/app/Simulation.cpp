@@ -165,7 +165,7 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   write_output();
   while (t < scene.time.end && (!options.max_steps || step < *options.max_steps)) {
     dt = next_dt(scene, *method, space, t);
-    method->advance(space, dt);
+    method->advance(space, t, dt);
     t += dt, ++step;
     space.maybe_rebalance(step, balance);
     const bool last = !(t < scene.time.end) || (options.max_steps && step >= *options.max_steps);

@@ -13,6 +13,7 @@
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
 #include "io/ParticleReader.hpp"
+#include "methods/mpm/materials/Materials.hpp"
 #include "scene/SceneLoader.hpp"
 #include "solvers/PetscSession.hpp"
 
@@ -60,6 +61,7 @@ void print_info(const std::string& path) {
 
 int main(int argc, char** argv) {
   nendo::PetscSession petsc(&argc, &argv);
+  nendo::register_mpm_material_schemas();  // the material models a scene may name
   const MPI_Comm comm = MPI_COMM_WORLD;
   const bool root = nendo::mpi::rank(comm) == 0;
 

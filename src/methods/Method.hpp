@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "core/Error.hpp"
 #include "decomposition/Space.hpp"
 #include "scene/Scene.hpp"
 
@@ -28,9 +29,28 @@ class Method {
   virtual void initialize(Space& /*space*/) {}
   // The largest stable step for the current state (collective); infinity if unbounded.
   virtual Real stable_dt(const Space& /*space*/) const { return std::numeric_limits<Real>::infinity(); }
-  // One step of size dt; particles end migrated to their owners.
-  virtual void advance(Space& space, Real dt) = 0;
+  // One step from time t to t + dt; particles end migrated to their owners.
+  virtual void advance(Space& space, Real t, Real dt) = 0;
   virtual GlobalDiagnostics diagnostics(const Space& space) const = 0;
+};
+
+// A particle whose state became NaN or inf: the run stops with this (the same on every rank).
+class ParticleStateError : public Error {
+ public:
+  ParticleStateError(long step, ParticleId id, const std::string& field)
+      : Error("step " + std::to_string(step) + ": particle " + std::to_string(id) + " has a non-finite " +
+              field),
+        step_(step),
+        id_(id),
+        field_(field) {}
+  long step() const { return step_; }
+  ParticleId id() const { return id_; }
+  const std::string& field() const { return field_; }
+
+ private:
+  long step_;
+  ParticleId id_;
+  std::string field_;
 };
 
 // Creates the method the scene names (methods are listed in methods/Methods.cpp).

@@ -5,6 +5,7 @@
 #include "core/Error.hpp"
 #include "methods/Method.hpp"
 #include "methods/ballistic/Ballistic.hpp"
+#include "methods/mpm/Mpm.hpp"
 
 namespace nendo {
 
@@ -13,6 +14,7 @@ using MethodFactory = std::function<std::unique_ptr<Method>(const Scene&)>;
 static const std::map<std::string, MethodFactory>& methods() {
   static const std::map<std::string, MethodFactory> registry = {
       {"ballistic", [](const Scene& s) { return std::make_unique<Ballistic>(s); }},
+      {"mpm", [](const Scene& s) { return std::make_unique<Mpm>(s); }},
   };
   return registry;
 }

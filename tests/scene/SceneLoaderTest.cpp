@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "methods/mpm/materials/Materials.hpp"
 #include "scene/MaterialSchema.hpp"
 #include "scene/SceneLoader.hpp"
 #include "scene/SceneReference.hpp"
@@ -17,6 +18,14 @@ namespace nendo {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Scenes name the MPM material models, which register themselves as the nendo app does at start.
+class RegisterMaterialModels : public ::testing::Environment {
+ public:
+  void SetUp() override { register_mpm_material_schemas(); }
+};
+[[maybe_unused]] ::testing::Environment* const register_material_models =
+    ::testing::AddGlobalTestEnvironment(new RegisterMaterialModels);
 
 // Line numbers matter to the error tests below: line 1 is `nendo: 1`, line 10 the body.
 const std::string minimal_scene = R"(nendo: 1

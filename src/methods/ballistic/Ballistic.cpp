@@ -6,7 +6,7 @@ void Ballistic::register_fields(ParticleSet& particles) const {
   particles.add_field("velocity", FieldType::Real, particles.dimension());
 }
 
-void Ballistic::advance(Space& space, Real dt) {
+void Ballistic::advance(Space& space, Real /*t*/, Real dt) {
   ParticleSet& ps = space.particles();
   const int d = ps.dimension();
   Real* x = ps.positions();

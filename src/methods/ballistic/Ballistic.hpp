@@ -9,7 +9,7 @@ class Ballistic final : public Method {
  public:
   explicit Ballistic(const Scene& scene) : gravity_(scene.gravity) {}
   void register_fields(ParticleSet& particles) const override;
-  void advance(Space& space, Real dt) override;
+  void advance(Space& space, Real t, Real dt) override;
   GlobalDiagnostics diagnostics(const Space& space) const override { return particle_diagnostics(space); }
 
  private:

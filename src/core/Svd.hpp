@@ -1,0 +1,248 @@
+#pragma once
+// Polar singular value decomposition of 2×2 and 3×3 matrices (spec 002 §0):
+//   F = U Σ V^T,  U, V proper rotations (det = +1),  Σ = diag(σ_1..σ_d),
+//   σ_1 ≥ … ≥ σ_{d-1} ≥ |σ_d|, and σ_d < 0 exactly when det F < 0.
+// 2D is closed form. 3D follows McAdams et al. 2011 ("Computing the singular value decomposition
+// of 3×3 matrices with minimal branching and elementary floating point operations"): cyclic Jacobi
+// conjugation of S = F^T F with approximate Givens quaternions gives V, then a Givens QR of F V
+// gives U and Σ. Written for double precision: the Givens pairs are scaled by powers of two
+// instead of normalised (no square root or division per rotation), the sweeps stop when S is
+// diagonal to round-off, and one one-sided Jacobi rotation of the two smallest columns of F V
+// resolves what the eigenvectors of S cannot (two tiny singular values, whose gap in S is below
+// its round-off). Accuracy and speed are measured in tests/core/SvdTest.cpp.
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "core/Types.hpp"
+
+namespace nendo {
+
+// A d×d tensor (deformation gradient, stress).
+template <int D>
+using Mat = Eigen::Matrix<Real, D, D>;
+
+template <int D>
+struct PolarSvd {
+  Mat<D> U;
+  Eigen::Matrix<Real, D, 1> sigma;
+  Mat<D> V;
+};
+
+// D = 2 or 3; polar_svd(F) deduces D from a Mat<D>, polar_svd<D>(expression) otherwise.
+template <int D>
+PolarSvd<D> polar_svd(const Mat<D>& F);
+
+namespace svd_detail {
+
+// Cyclic Jacobi sweeps on S = F^T F: at most kMaxSweeps, fewer when the off-diagonal part has
+// fallen below round-off (tests/core/SvdTest.cpp measures the worst case).
+constexpr int kMaxSweeps = 8;
+
+// Symmetric 3×3 matrix S = F^T F, kept as a full array for indexed access.
+struct Symmetric3 {
+  Real s[3][3];
+};
+
+// Quaternion (w, x, y, z) of the accumulated V; normalised once at the end.
+struct Quaternion {
+  Real w = 1, x = 0, y = 0, z = 0;
+};
+
+// 2^-e for the binary exponent e of |x| (x normal): scales x into [1, 2) without a division.
+inline Real inverse_power_of_two(Real x) {
+  std::uint64_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  const std::uint64_t biased = (bits >> 52) & 0x7ff;
+  const std::uint64_t inverse = (2046 - std::min<std::uint64_t>(biased, 2045)) << 52;
+  Real out;
+  std::memcpy(&out, &inverse, sizeof out);
+  return out;
+}
+
+// McAdams' approximate Givens half angle for the (p, q) entry of S: (ch, sh) ∝ (2(s_pp − s_qq),
+// s_pq), or the π/8 half angle (a π/4 rotation) when that would rotate by more than π/4. The pair
+// is scaled by a power of two instead of normalised: the rotation it defines is then a rotation
+// times n² = ch² + sh² ∈ [1, 5), which scales S uniformly (harmless: only ratios of S decide the
+// angles) and V's quaternion by n (normalised at the end). No square root, no division.
+// A zero off-diagonal entry gives exactly no rotation.
+template <int p, int q>
+inline void approximate_givens(const Symmetric3& S, Real& ch, Real& sh) {
+  constexpr Real kGamma = 5.828427124746190097603377448419396;    // 3 + 2√2 = cot²(π/8)
+  constexpr Real kCosPi8 = 0.9238795325112867561281831893967882;  // cos(π/8)
+  constexpr Real kSinPi8 = 0.3826834323650897717284599840303989;  // sin(π/8)
+  const Real a = 2 * (S.s[p][p] - S.s[q][q]), b = S.s[p][q];
+  const Real scale = inverse_power_of_two(a);
+  const bool small_angle = kGamma * b * b < a * a;
+  // Selects rather than branches: the outcome is data dependent and mispredicts often.
+  ch = b == 0 ? 1 : (small_angle ? a * scale : kCosPi8);
+  sh = b == 0 ? 0 : (small_angle ? b * scale : (a * b < 0 ? -kSinPi8 : kSinPi8));
+}
+
+// S ← Q^T S Q and v ← v ⊗ (ch, sh e_k) for the rotation Q of angle θ in the (p, q) plane,
+// (ch, sh) ∝ (cos θ/2, sin θ/2); the pairs (p, q, k) run cyclically so that Q is a positive
+// rotation about axis k. With (ch, sh) of squared length n², Q here is n² times a rotation.
+template <int p, int q, int k>
+inline void conjugate(Symmetric3& S, Quaternion& v, Real ch, Real sh) {
+  // Q = [c −s; s c] in the (p, q) plane and n² on the axis: c² + s² = n⁴.
+  const Real c = ch * ch - sh * sh, s = 2 * ch * sh, n2 = ch * ch + sh * sh;
+  const Real spp = S.s[p][p], sqq = S.s[q][q], spq = S.s[p][q], spk = S.s[p][k], sqk = S.s[q][k];
+  S.s[p][p] = c * c * spp + 2 * c * s * spq + s * s * sqq;
+  S.s[q][q] = s * s * spp - 2 * c * s * spq + c * c * sqq;
+  S.s[p][q] = S.s[q][p] = (c * c - s * s) * spq - c * s * (spp - sqq);
+  S.s[p][k] = S.s[k][p] = n2 * (c * spk + s * sqk);
+  S.s[q][k] = S.s[k][q] = n2 * (-s * spk + c * sqk);
+  S.s[k][k] *= n2 * n2;
+  Real r[3] = {v.x, v.y, v.z};
+  constexpr int k1 = (k + 1) % 3, k2 = (k + 2) % 3;
+  const Real w = v.w, a = r[k], b = r[k1], d = r[k2];
+  v.w = ch * w - sh * a;
+  r[k] = ch * a + sh * w;
+  r[k1] = ch * b + sh * d;
+  r[k2] = ch * d - sh * b;
+  v.x = r[0];
+  v.y = r[1];
+  v.z = r[2];
+}
+
+// Givens rotation of rows p, q of R (columns of U) that zeroes R(q, col) and leaves
+// R(p, col) = ‖(R(p, col), R(q, col))‖ ≥ 0.
+inline void qr_givens(Mat<3>& R, Mat<3>& U, int p, int q, int col) {
+  const Real a = R(p, col), b = R(q, col);
+  const Real rho = std::sqrt(a * a + b * b);
+  Real c = 1, s = 0;
+  if (rho > 0) {
+    const Real inv = 1 / rho;
+    c = a * inv;
+    s = b * inv;
+  }
+  for (int j = 0; j < 3; ++j) {
+    const Real rp = R(p, j), rq = R(q, j);
+    R(p, j) = c * rp + s * rq;
+    R(q, j) = -s * rp + c * rq;
+    const Real up = U(j, p), uq = U(j, q);
+    U(j, p) = c * up + s * uq;
+    U(j, q) = -s * up + c * uq;
+  }
+  R(q, col) = 0;
+  R(p, col) = rho;
+}
+
+// One-sided Jacobi rotation of columns p, q of B (and V) that makes them orthogonal; for
+// ‖b_p‖ ≥ ‖b_q‖ it keeps that order (the larger column only grows).
+inline void orthogonalize_columns(Mat<3>& B, Mat<3>& V, int p, int q) {
+  const Real alpha = B.col(p).squaredNorm(), beta = B.col(q).squaredNorm();
+  const Real gamma = B.col(p).dot(B.col(q));
+  if (gamma == 0) return;
+  const Real zeta = (beta - alpha) / (2 * gamma);
+  const Real t = (gamma > 0 ? -1 : 1) / (std::abs(zeta) + std::sqrt(1 + zeta * zeta));
+  const Real c = 1 / std::sqrt(1 + t * t), s = c * t;
+  for (int j = 0; j < 3; ++j) {
+    const Real bp = B(j, p), bq = B(j, q);
+    B(j, p) = c * bp - s * bq;
+    B(j, q) = s * bp + c * bq;
+    const Real vp = V(j, p), vq = V(j, q);
+    V(j, p) = c * vp - s * vq;
+    V(j, q) = s * vp + c * vq;
+  }
+}
+
+// Swap columns i and j of B and V, negating one so that det V stays +1.
+inline void swap_columns(Mat<3>& B, Mat<3>& V, int i, int j) {
+  B.col(i).swap(B.col(j));
+  B.col(j) = -B.col(j);
+  V.col(i).swap(V.col(j));
+  V.col(j) = -V.col(j);
+}
+
+}  // namespace svd_detail
+
+// 2D closed form: with e = (a+d)/2, f = (a−d)/2, g = (c+b)/2, h = (c−b)/2 for F = [[a, b], [c, d]],
+// F = rot(φ) diag(q + r, q − r) rot(θ)^T where q = ‖(e, h)‖, r = ‖(f, g)‖,
+// φ = (atan2(h, e) + atan2(g, f))/2 and θ = (atan2(g, f) − atan2(h, e))/2.
+// det F = q² − r², so σ_2 = q − r is negative exactly when det F < 0, and σ_1 = q + r ≥ |σ_2|.
+template <>
+inline PolarSvd<2> polar_svd<2>(const Mat<2>& F) {
+  const Real e = 0.5 * (F(0, 0) + F(1, 1)), f = 0.5 * (F(0, 0) - F(1, 1));
+  const Real g = 0.5 * (F(1, 0) + F(0, 1)), h = 0.5 * (F(1, 0) - F(0, 1));
+  const Real q = std::sqrt(e * e + h * h), r = std::sqrt(f * f + g * g);
+  const Real a1 = std::atan2(g, f), a2 = std::atan2(h, e);
+  const Real phi = 0.5 * (a2 + a1), theta = 0.5 * (a1 - a2);
+  const Real cu = std::cos(phi), su = std::sin(phi), cv = std::cos(theta), sv = std::sin(theta);
+  PolarSvd<2> out;
+  out.U << cu, -su, su, cu;
+  out.V << cv, -sv, sv, cv;
+  out.sigma << q + r, q - r;
+  return out;
+}
+
+template <>
+inline PolarSvd<3> polar_svd<3>(const Mat<3>& F) {
+  using namespace svd_detail;
+  // 1. V: eigenvectors of S = F^T F by cyclic Jacobi with approximate Givens quaternions.
+  Symmetric3 S;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) S.s[i][j] = F.col(i).dot(F.col(j));
+  Quaternion v;
+  Real ch, sh;
+  for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
+    approximate_givens<0, 1>(S, ch, sh);
+    conjugate<0, 1, 2>(S, v, ch, sh);
+    approximate_givens<1, 2>(S, ch, sh);
+    conjugate<1, 2, 0>(S, v, ch, sh);
+    approximate_givens<2, 0>(S, ch, sh);
+    conjugate<2, 0, 1>(S, v, ch, sh);
+    const Real off = S.s[0][1] * S.s[0][1] + S.s[1][2] * S.s[1][2] + S.s[2][0] * S.s[2][0];
+    const Real trace = S.s[0][0] + S.s[1][1] + S.s[2][2];
+    if (off <= 1e-30 * trace * trace) break;  // off-diagonal below 1e-15 of the scale of S
+  }
+  const Real inv = 1 / std::sqrt(v.w * v.w + v.x * v.x + v.y * v.y + v.z * v.z);
+  const Real w = v.w * inv, x = v.x * inv, y = v.y * inv, z = v.z * inv;
+  Mat<3> V;
+  V << 1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),  //
+      2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),   //
+      2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y);
+
+  // 2. B = F V with its columns sorted by norm, descending (strict comparisons: ties keep their
+  //    order, so F = I gives V = I).
+  Mat<3> B = F * V;
+  Real n0 = B.col(0).squaredNorm(), n1 = B.col(1).squaredNorm(), n2 = B.col(2).squaredNorm();
+  if (n0 < n1) {
+    swap_columns(B, V, 0, 1);
+    std::swap(n0, n1);
+  }
+  if (n0 < n2) {
+    swap_columns(B, V, 0, 2);
+    std::swap(n0, n2);
+  }
+  if (n1 < n2) swap_columns(B, V, 1, 2);
+
+  // 3. The eigenvectors of S resolve the columns to about ε‖F‖²/σ_2: not enough when σ_2, σ_3 are
+  //    both tiny. One one-sided Jacobi rotation of the last two columns, computed from B itself,
+  //    makes them orthogonal to round-off of F.
+  orthogonalize_columns(B, V, 1, 2);
+
+  // 4. B = U R by Givens rotations. R is diagonal up to round-off, R(0,0), R(1,1) ≥ 0, and
+  //    R(2,2) carries the sign of det F = det R.
+  PolarSvd<3> out;
+  out.U.setIdentity();
+  Mat<3> R = B;
+  qr_givens(R, out.U, 0, 1, 0);
+  qr_givens(R, out.U, 0, 2, 0);
+  qr_givens(R, out.U, 1, 2, 1);
+  out.sigma << R(0, 0), R(1, 1), R(2, 2);
+  out.V = V;
+  return out;
+}
+
+// R = U V^T, the rotation of the polar decomposition F = R S (spec 002 §0).
+template <int D>
+Mat<D> polar_rotation(const Mat<D>& F) {
+  const PolarSvd<D> svd = polar_svd<D>(F);
+  return svd.U * svd.V.transpose();
+}
+
+}  // namespace nendo

@@ -1,0 +1,26 @@
+#include "methods/mpm/Mpm.hpp"
+
+#include "methods/mpm/MpmStep.hpp"
+
+namespace nendo {
+namespace {
+
+template <int D>
+std::unique_ptr<MpmStepper> make_stepper(const Scene& scene) {
+  if (scene.grid.kernel == "cubic") return std::make_unique<MpmStep<D, CubicSpline>>(scene);
+  return std::make_unique<MpmStep<D, QuadraticSpline>>(scene);
+}
+
+}  // namespace
+
+Mpm::Mpm(const Scene& scene)
+    : stepper_(scene.dimension == 3 ? make_stepper<3>(scene) : make_stepper<2>(scene)) {}
+
+void Mpm::register_fields(ParticleSet& particles) const {
+  const int d = particles.dimension();
+  particles.add_field("B", FieldType::Real, d * d);  // APIC affine matrix (spec 002 §6.1)
+  particles.add_field("F", FieldType::Real, d * d);  // deformation gradient (elastic part F_E), row-major
+  particles.add_field("Jp", FieldType::Real, 1);     // plastic volume ratio J_P (spec 002 §3)
+}
+
+}  // namespace nendo

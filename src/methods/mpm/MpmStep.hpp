@@ -1,0 +1,317 @@
+#pragma once
+// The explicit MPM step of spec 002 §9.2 for dimension D and kernel Kernel (QuadraticSpline or
+// CubicSpline). Each stage is one function; each loops over the spine's particle blocks (P2G,
+// G2P: the block's window) or grid blocks (grid update), in structure-of-arrays data.
+#include <Eigen/Dense>
+#include <cmath>
+#include <limits>
+#include <variant>
+#include <vector>
+
+#include "colliders/Collider.hpp"
+#include "core/BSpline.hpp"
+#include "core/Mpi.hpp"
+#include "methods/mpm/Mpm.hpp"
+#include "methods/mpm/materials/Materials.hpp"
+
+namespace nendo {
+
+enum class Transfer { Apic, Pic, Flip };
+
+template <int D, class Kernel>
+class MpmStep final : public MpmStepper {
+  static constexpr int N = Kernel::kNodes;
+  using Mat = Eigen::Matrix<Real, D, D>;
+  using Vec = Eigen::Matrix<Real, D, 1>;
+  using MatMap = Eigen::Map<Eigen::Matrix<Real, D, D, Eigen::RowMajor>>;
+  using VecMap = Eigen::Map<Vec>;
+
+ public:
+  explicit MpmStep(const Scene& scene)
+      : gravity_(Eigen::Map<const Eigen::Matrix<Real, 3, 1>>(scene.gravity.data()).template head<D>()),
+        transfer_(scene.grid.transfer == "pic"    ? Transfer::Pic
+                  : scene.grid.transfer == "flip" ? Transfer::Flip
+                                                  : Transfer::Apic),
+        flip_ratio_(scene.grid.flip_ratio),
+        cfl_(scene.time.cfl.value_or(0)),
+        colliders_(scene.colliders, scene.dimension) {
+    for (const auto& [name, settings] : scene.materials) {
+      materials_.push_back(make_mpm_material(settings));
+      density_.push_back(settings.params.at("density"));
+    }
+  }
+
+  void initialize(Space& space) override {
+    ParticleSet& ps = space.particles();
+    Real* F = ps.real("F");
+    Real* Jp = ps.real("Jp");
+    for (std::size_t p = 0; p < ps.size(); ++p) {
+      MatMap(F + D * D * p).setIdentity();
+      Jp[p] = 1;
+    }
+  }
+
+  // spec 002 §9.3: Δt_elastic = C h / max_p c_p with the hardened dilatational wave speed.
+  Real stable_dt(const Space& space) const override {
+    if (cfl_ <= 0) return std::numeric_limits<Real>::infinity();
+    const ParticleSet& ps = space.particles();
+    const std::int32_t* material = ps.int32("material");
+    const Real* Jp = ps.real("Jp");
+    Real local = 0, c = 0;
+    for (std::size_t p = 0; p < ps.size(); ++p) {
+      const int m = material[p];
+      local = std::max(local, std::visit([&](const auto& mat) { return mat.wave_speed(density_[m], Jp[p]); },
+                                         materials_[m]));
+    }
+    MPI_Allreduce(&local, &c, 1, MPI_DOUBLE, MPI_MAX, space.comm());
+    return c > 0 ? cfl_ * space.geometry().dx / c : std::numeric_limits<Real>::infinity();
+  }
+
+  void advance(Space& space, Real t, Real dt) override {
+    ++step_;
+    GhostExchange& ghost = space.ghost();
+    compute_stress(space);                // P(F_E) F_E^T V0, spec §8 eq. (189)
+    particles_to_grid(space, ghost, dt);  // steps 1-3 and 6 of §9.2, fused per window
+    ghost.scatter_add(windows_, grid_components(), grid_);
+    update_grid(ghost, t, dt);  // steps 4, 5, 7, 8
+    ghost.gather(grid_velocity_, velocity_components(), windows_);
+    grid_to_particles(space, dt);  // steps 9-11 and 13
+    space.migrate();               // step 14
+  }
+
+  GlobalDiagnostics diagnostics(const Space& space) const override {
+    GlobalDiagnostics g = particle_diagnostics(space);
+    const ParticleSet& ps = space.particles();
+    const std::int32_t* material = ps.int32("material");
+    const Real* F = ps.real("F");
+    const Real* Jp = ps.real("Jp");
+    const Real* V0 = ps.real("volume");
+    Real local = 0;
+    for (std::size_t p = 0; p < ps.size(); ++p) {
+      const Mat Fp = MatMap(const_cast<Real*>(F) + D * D * p);
+      local += V0[p] * std::visit([&](const auto& m) { return m.template psi<D>(Fp, Jp[p]); },
+                                  materials_[material[p]]);
+    }
+    MPI_Allreduce(&local, &g.elastic_energy, 1, MPI_DOUBLE, MPI_SUM, space.comm());
+    return g;
+  }
+
+ private:
+  struct Stencil {
+    AxisWeights<N> axis[3];
+    int corner[3];  // window index of the first node along each axis
+  };
+
+  int grid_components() const { return transfer_ == Transfer::Flip ? 1 + 2 * D : 1 + D; }
+  int velocity_components() const { return transfer_ == Transfer::Flip ? 2 * D : D; }
+
+  Stencil stencil(const BlockGeometry& g, const BlockCoord& block, const Real* x) const {
+    Stencil s{};
+    const Real inv_h = 1 / g.dx;
+    for (int a = 0; a < D; ++a) {
+      s.axis[a] = Kernel::axis((x[a] - g.origin[a]) * inv_h, inv_h);
+      s.corner[a] =
+          static_cast<int>(s.axis[a].base - std::int64_t(block[a]) * g.block + GhostExchange::kWindowLower);
+    }
+    return s;
+  }
+
+  // Calls visit(window node, w_ip, ∇w_ip, x_i - x_p) for the N^D nodes of a particle's stencil.
+  template <class Visit>
+  void for_each_node(const GhostExchange& ghost, const BlockGeometry& g, const Stencil& s, const Real* x,
+                     Visit visit) const {
+    const int ex = ghost.window_extent(0), ey = ghost.window_extent(1);
+    Real offset[3][N];
+    for (int a = 0; a < D; ++a)
+      for (int k = 0; k < N; ++k)
+        offset[a][k] = (static_cast<Real>(s.axis[a].base + k)) * g.dx + g.origin[a] - x[a];
+    for (int k = 0; k < (D == 3 ? N : 1); ++k)
+      for (int j = 0; j < N; ++j)
+        for (int i = 0; i < N; ++i) {
+          const int node = (s.corner[0] + i) + ex * ((s.corner[1] + j) + ey * (D == 3 ? s.corner[2] + k : 0));
+          Vec dx, grad;
+          Real w;
+          if constexpr (D == 3) {
+            w = s.axis[0].w[i] * s.axis[1].w[j] * s.axis[2].w[k];
+            grad << s.axis[0].dw[i] * s.axis[1].w[j] * s.axis[2].w[k],
+                s.axis[0].w[i] * s.axis[1].dw[j] * s.axis[2].w[k],
+                s.axis[0].w[i] * s.axis[1].w[j] * s.axis[2].dw[k];
+            dx << offset[0][i], offset[1][j], offset[2][k];
+          } else {
+            w = s.axis[0].w[i] * s.axis[1].w[j];
+            grad << s.axis[0].dw[i] * s.axis[1].w[j], s.axis[0].w[i] * s.axis[1].dw[j];
+            dx << offset[0][i], offset[1][j];
+          }
+          visit(node, w, grad, dx);
+        }
+  }
+
+  void compute_stress(const Space& space) {
+    const ParticleSet& ps = space.particles();
+    const std::int32_t* material = ps.int32("material");
+    const Real* F = ps.real("F");
+    const Real* Jp = ps.real("Jp");
+    const Real* V0 = ps.real("volume");
+    stress_.resize(ps.size() * D * D);
+    for (std::size_t p = 0; p < ps.size(); ++p) {
+      const Mat Fp = MatMap(const_cast<Real*>(F) + D * D * p);
+      const Mat tau = std::visit([&](const auto& m) { return Mat(m.template kirchhoff<D>(Fp, Jp[p])); },
+                                 materials_[material[p]]);
+      MatMap(stress_.data() + D * D * p) = V0[p] * tau;
+    }
+  }
+
+  void particles_to_grid(const Space& space, const GhostExchange& ghost, Real dt) {
+    const ParticleSet& ps = space.particles();
+    const ParticleBlocks& blocks = space.blocks();
+    const BlockGeometry& g = space.geometry();
+    const Real* x = ps.positions();
+    const Real* v = ps.real("velocity");
+    const Real* B = ps.real("B");
+    const Real* m = ps.real("mass");
+    const int c = grid_components();
+    const std::size_t wn = static_cast<std::size_t>(ghost.window_nodes()) * c;
+    const Real d_inverse = transfer_ == Transfer::Apic ? Kernel::kInverseD / (g.dx * g.dx) : 0.0;
+    const bool flip = transfer_ == Transfer::Flip;
+    windows_.assign(blocks.count() * wn, 0.0);
+    for (std::size_t b = 0; b < blocks.count(); ++b) {
+      const BlockCoord cb = decode_block_key(blocks.keys[b]);
+      Real* window = windows_.data() + b * wn;
+      for (std::size_t p = blocks.begin(b); p < blocks.end(b); ++p) {
+        const Vec mv = m[p] * VecMap(const_cast<Real*>(v) + D * p);
+        const Mat affine = (m[p] * d_inverse) * Mat(MatMap(const_cast<Real*>(B) + D * D * p));
+        const Mat tau = MatMap(stress_.data() + D * D * p);
+        for_each_node(ghost, g, stencil(g, cb, x + D * p), x + D * p,
+                      [&](int node, Real w, const Vec& grad, const Vec& dx) {
+                        Real* n = window + c * node;
+                        n[0] += w * m[p];
+                        const Vec momentum = w * (mv + affine * dx);
+                        const Vec force = -(tau * grad);  // spec §8 eq. (189)
+                        if (flip) {
+                          for (int a = 0; a < D; ++a) n[1 + a] += momentum[a], n[1 + D + a] += force[a];
+                        } else {
+                          for (int a = 0; a < D; ++a) n[1 + a] += momentum[a] + dt * force[a];
+                        }
+                      });
+      }
+    }
+  }
+
+  void update_grid(const GhostExchange& ghost, Real t, Real dt) {
+    const BlockGeometry& g = ghost.geometry();
+    const int c = grid_components(), cv = velocity_components();
+    const int npb = ghost.nodes_per_block();
+    const bool flip = transfer_ == Transfer::Flip;
+    grid_velocity_.assign(ghost.grid_blocks() * npb * cv, 0.0);
+    for (std::size_t b = 0; b < ghost.grid_blocks(); ++b) {
+      const Real* mass = grid_.data() + b * npb * c;
+      Real* velocity = grid_velocity_.data() + b * npb * cv;
+      for (int node = 0; node < npb; ++node) {
+        const Real m = mass[c * node];
+        if (m == 0.0) continue;  // spec §6.3: exact comparison
+        const Real* mv = mass + c * node + 1;
+        Real* out = velocity + cv * node;
+        for (int a = 0; a < D; ++a) {
+          const Real momentum = flip ? mv[a] + dt * mv[D + a] : mv[a];
+          out[a] = momentum / m + dt * gravity_[a];
+          if (flip) out[D + a] = mv[a] / m;  // v^n for the FLIP increment
+        }
+      }
+      const BlockCoord cb = decode_block_key(ghost.grid_keys()[b]);
+      const NodeBlock nodes{
+          g.origin,
+          g.dx,
+          {std::int64_t(cb[0]) * g.block, std::int64_t(cb[1]) * g.block, std::int64_t(cb[2]) * g.block},
+          g.block};
+      colliders_.template project_block<D>(nodes, mass, c, velocity, cv, t);  // §9.2 step 8
+    }
+  }
+
+  void grid_to_particles(Space& space, Real dt) {
+    ParticleSet& ps = space.particles();
+    const ParticleBlocks& blocks = space.blocks();
+    const BlockGeometry& g = space.geometry();
+    const GhostExchange& ghost = space.ghost();
+    Real* x = ps.positions();
+    Real* v = ps.real("velocity");
+    Real* B = ps.real("B");
+    Real* F = ps.real("F");
+    Real* Jp = ps.real("Jp");
+    const std::int32_t* material = ps.int32("material");
+    const ParticleId* id = ps.ids();
+    const int cv = velocity_components();
+    const std::size_t wn = static_cast<std::size_t>(ghost.window_nodes()) * cv;
+    ParticleId bad_id = std::numeric_limits<ParticleId>::max();
+    int bad_field = 0;
+    for (std::size_t b = 0; b < blocks.count(); ++b) {
+      const BlockCoord cb = decode_block_key(blocks.keys[b]);
+      const Real* window = windows_.data() + b * wn;
+      for (std::size_t p = blocks.begin(b); p < blocks.end(b); ++p) {
+        Vec v_pic = Vec::Zero(), v_change = Vec::Zero();
+        Mat B_new = Mat::Zero(), L = Mat::Zero();
+        for_each_node(ghost, g, stencil(g, cb, x + D * p), x + D * p,
+                      [&](int node, Real w, const Vec& grad, const Vec& dx) {
+                        const VecMap vi(const_cast<Real*>(window) + cv * node);
+                        v_pic += w * vi;
+                        B_new += (w * vi) * dx.transpose();
+                        L += vi * grad.transpose();
+                        if (transfer_ == Transfer::Flip)
+                          v_change += w * (vi - VecMap(const_cast<Real*>(window) + cv * node + D));
+                      });
+        Mat Fp = (Mat::Identity() + dt * L) * Mat(MatMap(F + D * D * p));  // spec §7.2
+        Real jp = Jp[p];
+        std::visit([&](const auto& m) { m.template project<D>(Fp, jp); }, materials_[material[p]]);  // §3.2
+        Vec v_new = v_pic;
+        if (transfer_ == Transfer::Flip)
+          v_new = (1 - flip_ratio_) * v_pic + flip_ratio_ * (VecMap(v + D * p) + v_change);  // spec §6.4
+        if (transfer_ != Transfer::Apic) B_new.setZero();
+        const Vec x_new = VecMap(x + D * p) + dt * v_pic;  // spec §9.2 step 13
+        const int field = !x_new.allFinite()   ? 1
+                          : !v_new.allFinite() ? 2
+                          : !B_new.allFinite() ? 3
+                          : !Fp.allFinite()    ? 4
+                          : !std::isfinite(jp) ? 5
+                                               : 0;
+        if (field != 0) {  // keep this particle's last good state; the step fails below
+          if (id[p] < bad_id) bad_id = id[p], bad_field = field;
+          continue;
+        }
+        VecMap(x + D * p) = x_new;
+        VecMap(v + D * p) = v_new;
+        MatMap(B + D * D * p) = B_new;
+        MatMap(F + D * D * p) = Fp;
+        Jp[p] = jp;
+      }
+    }
+    check_finite(space, bad_id, bad_field);
+  }
+
+  // Collective: if any rank found a non-finite value, every rank throws the same error naming
+  // the lowest such particle id and its field.
+  void check_finite(const Space& space, ParticleId bad_id, int bad_field) const {
+    ParticleId first = 0;
+    MPI_Allreduce(&bad_id, &first, 1, MPI_UINT64_T, MPI_MIN, space.comm());
+    if (first == std::numeric_limits<ParticleId>::max()) return;
+    int field = bad_id == first ? bad_field : 99, lowest = 0;
+    MPI_Allreduce(&field, &lowest, 1, MPI_INT, MPI_MIN, space.comm());
+    static const char* names[] = {"",
+                                  "position",
+                                  "velocity",
+                                  "B (APIC affine matrix)",
+                                  "F (deformation gradient)",
+                                  "Jp (plastic volume ratio)"};
+    throw ParticleStateError(step_, first, names[lowest]);
+  }
+
+  Vec gravity_;
+  Transfer transfer_;
+  Real flip_ratio_;
+  Real cfl_;
+  ColliderSet colliders_;
+  std::vector<MpmMaterial> materials_;
+  std::vector<Real> density_;
+  long step_ = 0;
+  std::vector<Real> stress_, windows_, grid_, grid_velocity_;
+};
+
+}  // namespace nendo

@@ -1,0 +1,136 @@
+#pragma once
+// Drucker–Prager elastoplasticity for sand (Klar et al. 2016, "Drucker-Prager elastoplasticity
+// for sand animation"). Elasticity: St. Venant–Kirchhoff in the Hencky strain ε = log Σ of the
+// polar SVD F = U Σ V^T,
+//   ψ = μ tr(ε²) + (λ/2) tr(ε)²,   P = U (2μ Σ^{-1} ε + λ tr(ε) Σ^{-1}) V^T,
+//   τ = P F^T = U (2μ ε + λ tr(ε) I) U^T.
+// Yield, on the Kirchhoff stress: y(τ) = ‖dev τ‖ + α tr τ − k ≤ 0, α = √(2/3) · 2 sin φ / (3 − sin φ)
+// (Klar's α: Mohr–Coulomb matched on the compression meridian) and the cohesion term
+// k = √(2/3) · 6 c cos φ / (3 − sin φ) of the same match. k shifts the cone's apex from τ = 0 to
+// tr τ = k/α = 3 c cot φ, i.e. a mean tensile strength c cot φ (Mohr–Coulomb's); c = 0 is
+// Klar's dry sand. φ = 0 gives a von Mises cylinder of radius k. The same α and k are used in 2D.
+// Return mapping (project), in principal Hencky strains, closest point in the energy norm:
+//   inside (y ≤ 0): unchanged; beyond the apex: ε = apex (stress-free without cohesion, F → R);
+//   otherwise: ε −= (y / 2μ) ε̂/‖ε̂‖ (deviatoric part shrunk onto the cone, volume kept).
+// Per-particle state Jp = J_P = det F / det F_E, the plastic volume ratio (≥ 1: only the apex
+// projection changes volume, and it expands). It is Tampubolon et al. 2017's volume correction:
+// project() adds log(J_P)/d to each trial ε, so sand that separated (projected to the apex) must
+// first be compressed back by what it gained before it bears stress again, instead of
+// compacting a little more at every separation. det F = det F_E · J_P holds as for snow. Jp does
+// not enter ψ or P. ψ, P need σ > 0: for σ_d ≤ 0 (inverted F) ψ = +∞ and P is NaN; project()
+// un-inverts a trial by using |σ_d| (at least 1e-6), so F_E stays invertible.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/Svd.hpp"
+#include "methods/mpm/materials/ElasticParameters.hpp"
+#include "scene/MaterialSchema.hpp"
+
+namespace nendo {
+
+struct DruckerPrager {
+  static constexpr const char* kName = "drucker_prager";
+  static constexpr bool kPlastic = true;
+  static constexpr Real kMinStretch = 1e-6;  // smallest |σ| project() takes the logarithm of
+
+  static MaterialModelSchema schema() {
+    MaterialModelSchema model{kName, "Drucker-Prager elastoplasticity for sand (MPM)", elastic_solid_keys()};
+    model.parameters.push_back(KeySchema::real("friction_angle", "internal friction angle")
+                                   .measured_in("degree")
+                                   .defaults_to("30")
+                                   .at_least(0)
+                                   .below(90));
+    model.parameters.push_back(KeySchema::real("cohesion", "cohesion; 0 is dry sand")
+                                   .measured_in("Pa")
+                                   .defaults_to("0")
+                                   .at_least(0));
+    return model;
+  }
+
+  explicit DruckerPrager(const MaterialSettings& settings)
+      : DruckerPrager(lame_parameters(settings), material_parameter(settings, "friction_angle"),
+                      material_parameter(settings, "cohesion")) {}
+  DruckerPrager(const Lame& lame, Real friction_angle_degrees, Real cohesion_)
+      : mu(lame.mu), lambda(lame.lambda), cohesion(cohesion_) {
+    const Real phi = friction_angle_degrees * M_PI / 180;
+    const Real denominator = 3 - std::sin(phi);
+    alpha = std::sqrt(2.0 / 3.0) * 2 * std::sin(phi) / denominator;
+    yield_shift = std::sqrt(2.0 / 3.0) * 6 * cohesion * std::cos(phi) / denominator;
+  }
+
+  template <int D>
+  Real psi(const Mat<D>& F, Real /*Jp*/) const {
+    const PolarSvd<D> svd = polar_svd<D>(F);
+    if (!(svd.sigma(D - 1) > 0)) return std::numeric_limits<Real>::infinity();
+    const Eigen::Matrix<Real, D, 1> e = svd.sigma.array().log();
+    const Real tr = e.sum();
+    return mu * e.squaredNorm() + 0.5 * lambda * tr * tr;
+  }
+
+  template <int D>
+  Mat<D> P(const Mat<D>& F, Real /*Jp*/) const {
+    const PolarSvd<D> svd = polar_svd<D>(F);
+    if (!(svd.sigma(D - 1) > 0)) return Mat<D>::Constant(std::numeric_limits<Real>::quiet_NaN());
+    const Eigen::Matrix<Real, D, 1> e = svd.sigma.array().log();
+    const Eigen::Matrix<Real, D, 1> p = (2 * mu * e.array() + lambda * e.sum()) / svd.sigma.array();
+    return svd.U * p.asDiagonal() * svd.V.transpose();
+  }
+
+  template <int D>
+  Mat<D> kirchhoff(const Mat<D>& F, Real /*Jp*/) const {
+    const PolarSvd<D> svd = polar_svd<D>(F);
+    if (!(svd.sigma(D - 1) > 0)) return Mat<D>::Constant(std::numeric_limits<Real>::quiet_NaN());
+    const Eigen::Matrix<Real, D, 1> e = svd.sigma.array().log();
+    const Eigen::Matrix<Real, D, 1> tau = 2 * mu * e.array() + lambda * e.sum();
+    return svd.U * tau.asDiagonal() * svd.U.transpose();
+  }
+
+  // y(τ(F)) in Pa: ≤ 0 inside the cone, 0 on it.
+  template <int D>
+  Real yield_function(const Mat<D>& F) const {
+    const PolarSvd<D> svd = polar_svd<D>(F);
+    return yield_of_strain<D>(svd.sigma.array().abs().log().matrix());
+  }
+
+  template <int D>
+  void project(Mat<D>& F, Real& Jp) const {
+    using Vec = Eigen::Matrix<Real, D, 1>;
+    const PolarSvd<D> svd = polar_svd<D>(F);
+    const Vec trial = svd.sigma.array().abs().max(kMinStretch).log();
+    const bool inverted = !(svd.sigma(D - 1) > 0);
+    const Vec e = trial.array() + std::log(Jp) / D;  // volume correction
+    const Real y = yield_of_strain<D>(e);
+    Vec projected;
+    if (y <= 0) {
+      if (Jp == 1 && !inverted) return;  // elastic: F untouched
+      projected = e;
+    } else if (alpha > 0 && alpha * (D * lambda + 2 * mu) * e.sum() >= yield_shift) {
+      projected = Vec::Constant(yield_shift / (alpha * (D * lambda + 2 * mu)) / D);  // apex
+    } else {
+      const Vec deviatoric = e.array() - e.sum() / D;
+      projected = e - (y / (2 * mu)) * deviatoric / deviatoric.norm();
+    }
+    // Inside the cone the correction is used up: J_P = J_P exp(−log J_P) = 1.
+    Jp = y <= 0 ? 1 : Jp * std::exp(trial.sum() - projected.sum());
+    F = svd.U * projected.array().exp().matrix().asDiagonal() * svd.V.transpose();
+  }
+
+  Real wave_speed(Real density, Real /*Jp*/) const { return std::sqrt((lambda + 2 * mu) / density); }
+
+  // ‖dev τ‖ + α tr τ − k for principal Hencky strains e, τ_i = 2μ e_i + λ tr e.
+  template <int D>
+  Real yield_of_strain(const Eigen::Matrix<Real, D, 1>& e) const {
+    const Real tr = e.sum();
+    const Real deviatoric_norm = (e.array() - tr / D).matrix().norm();
+    return 2 * mu * deviatoric_norm + alpha * (D * lambda + 2 * mu) * tr - yield_shift;
+  }
+
+  Real mu;
+  Real lambda;
+  Real cohesion;
+  Real alpha = 0;        // cone slope
+  Real yield_shift = 0;  // k, Pa
+};
+
+}  // namespace nendo

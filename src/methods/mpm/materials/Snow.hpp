@@ -1,0 +1,106 @@
+#pragma once
+// Snow (Stomakhin et al. 2013; spec 002 §3): fixed-corotated energy of the elastic part F_E
+// (stored in the particle's F) with Lamé parameters hardened by the plastic volume ratio J_P
+// (the particle's Jp):  μ, λ = μ0, λ0 · exp(min(ξ(1 − J_P), 10))  (§3.3; cap 10 is spec §12.1's
+// hardening exponent cap). project() is the return mapping of §3.2: the singular values of the
+// trial F_E are clamped to [1 − θ_c, 1 + θ_s], and J_P absorbs the removed part, so that
+// det F = det F_E · J_P is unchanged. An inverted trial (σ_d < 0) is clamped like any other and
+// then gives J_P < 0: snow cannot represent inversion, and the hardening cap keeps the stress
+// finite while that particle's state is meaningless.
+#include <algorithm>
+#include <cmath>
+
+#include "core/Svd.hpp"
+#include "methods/mpm/materials/ElasticParameters.hpp"
+#include "methods/mpm/materials/FixedCorotated.hpp"
+#include "scene/MaterialSchema.hpp"
+
+namespace nendo {
+
+struct Snow {
+  static constexpr const char* kName = "snow";
+  static constexpr bool kPlastic = true;
+  static constexpr Real kHardeningExponentMax = 10;  // spec 002 §3.3, §12.1
+
+  static MaterialModelSchema schema() {
+    MaterialModelSchema model{kName,
+                              "fixed-corotated elasticity with Stomakhin et al. snow plasticity (spec 002)",
+                              elastic_solid_keys()};
+    model.parameters.push_back(KeySchema::real("theta_c",
+                                               "critical compression: singular values of F are "
+                                               "clamped to at least 1 - theta_c")
+                                   .defaults_to("2.5e-2")
+                                   .above(0));
+    model.parameters.push_back(KeySchema::real("theta_s",
+                                               "critical stretch: singular values of F are "
+                                               "clamped to at most 1 + theta_s")
+                                   .defaults_to("7.5e-3")
+                                   .above(0));
+    model.parameters.push_back(
+        KeySchema::real("hardening",
+                        "hardening coefficient xi: the Lame parameters scale by exp(xi (1 - Jp))")
+            .defaults_to("10")
+            .at_least(0));
+    return model;
+  }
+
+  explicit Snow(const MaterialSettings& settings)
+      : Snow(lame_parameters(settings), material_parameter(settings, "theta_c"),
+             material_parameter(settings, "theta_s"), material_parameter(settings, "hardening")) {}
+  Snow(const Lame& lame, Real theta_c_, Real theta_s_, Real hardening_)
+      : mu0(lame.mu), lambda0(lame.lambda), theta_c(theta_c_), theta_s(theta_s_), hardening(hardening_) {}
+
+  // exp(min(ξ(1 − J_P), 10)), spec §3.3.
+  Real hardening_factor(Real Jp) const {
+    return std::exp(std::min(hardening * (1 - Jp), kHardeningExponentMax));
+  }
+
+  template <int D>
+  Real psi(const Mat<D>& F, Real Jp) const {
+    const Real h = hardening_factor(Jp);
+    return FixedCorotated::energy<D>(F, h * mu0, h * lambda0);
+  }
+  template <int D>
+  Mat<D> P(const Mat<D>& F, Real Jp) const {
+    const Real h = hardening_factor(Jp);
+    return FixedCorotated::stress<D>(F, h * mu0, h * lambda0);
+  }
+  template <int D>
+  Mat<D> kirchhoff(const Mat<D>& F, Real Jp) const {
+    const Real h = hardening_factor(Jp);
+    return FixedCorotated::kirchhoff_stress<D>(F, h * mu0, h * lambda0);
+  }
+
+  // Spec §3.2 steps 2-5 on the trial F_E (in F): J_P^{n+1} = J_P^n Π σ̂_i/σ_i. F is left
+  // untouched when no singular value is clamped (θ = ∞ then reproduces fixed corotated exactly).
+  template <int D>
+  void project(Mat<D>& F, Real& Jp) const {
+    const PolarSvd<D> svd = polar_svd<D>(F);
+    Eigen::Matrix<Real, D, 1> sigma = svd.sigma;
+    Real ratio = 1;
+    bool clamped = false;
+    for (int i = 0; i < D; ++i) {
+      const Real s = std::clamp(sigma(i), 1 - theta_c, 1 + theta_s);
+      if (s != sigma(i)) {
+        clamped = true;
+        ratio *= sigma(i) / s;
+        sigma(i) = s;
+      }
+    }
+    if (!clamped) return;
+    Jp *= ratio;
+    F = svd.U * sigma.asDiagonal() * svd.V.transpose();
+  }
+
+  Real wave_speed(Real density, Real Jp) const {
+    return std::sqrt(hardening_factor(Jp) * (lambda0 + 2 * mu0) / density);
+  }
+
+  Real mu0;
+  Real lambda0;
+  Real theta_c;
+  Real theta_s;
+  Real hardening;  // ξ
+};
+
+}  // namespace nendo

@@ -1,0 +1,50 @@
+#pragma once
+// Runs an MPM scene in-process: parse, seed, distribute, initialise, step. For tests that need
+// the particle state between steps.
+#include <memory>
+#include <string>
+
+#include "bodies/BodySeeder.hpp"
+#include "core/Mpi.hpp"
+#include "methods/mpm/Mpm.hpp"
+#include "methods/mpm/materials/Materials.hpp"
+#include "scene/SceneLoader.hpp"
+
+namespace nendo::testing {
+
+struct MpmRun {
+  Scene scene;
+  std::unique_ptr<Method> method;
+  std::unique_ptr<Space> space;
+  Real time = 0;
+  long steps = 0;
+
+  MpmRun(MPI_Comm comm, const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+    register_mpm_material_schemas();
+    scene = parse_scene(yaml, "test.yaml", overrides);
+    method = std::make_unique<Mpm>(scene);
+    ParticleSet ps(scene.dimension);
+    ps.add_field("velocity", FieldType::Real, scene.dimension);
+    ps.add_field("mass", FieldType::Real, 1);
+    ps.add_field("volume", FieldType::Real, 1);
+    ps.add_field("material", FieldType::Int32, 1);
+    method->register_fields(ps);
+    seed_bodies(comm, scene, ps);
+    BlockGeometry g;
+    g.dimension = scene.dimension;
+    g.dx = scene.grid.dx;
+    g.block = scene.grid.block;
+    space = std::make_unique<Space>(comm, g, std::move(ps));
+    space->distribute();
+    method->initialize(*space);
+  }
+
+  void step(Real dt) {
+    method->advance(*space, time, dt);
+    time += dt;
+    ++steps;
+  }
+  ParticleSet& particles() { return space->particles(); }
+};
+
+}  // namespace nendo::testing
