@@ -169,6 +169,9 @@ class MpmStep final : public MpmStepper {
     const Real* v = ps.real("velocity");
     const Real* B = ps.real("B");
     const Real* m = ps.real("mass");
+    // Optional external acceleration per particle (manufactured solutions, tests): b_p adds
+    // m_p b_p w_ip to f_i (spec §8 eq. (189) with a body force).
+    const Real* body = ps.has_field("body_force") ? ps.real("body_force") : nullptr;
     const int c = grid_components();
     const std::size_t wn = static_cast<std::size_t>(ghost.window_nodes()) * c;
     const Real d_inverse = transfer_ == Transfer::Apic ? Kernel::kInverseD / (g.dx * g.dx) : 0.0;
@@ -181,12 +184,13 @@ class MpmStep final : public MpmStepper {
         const Vec mv = m[p] * VecMap(const_cast<Real*>(v) + D * p);
         const Mat affine = (m[p] * d_inverse) * Mat(MatMap(const_cast<Real*>(B) + D * D * p));
         const Mat tau = MatMap(stress_.data() + D * D * p);
+        const Vec fb = body ? Vec(m[p] * VecMap(const_cast<Real*>(body) + D * p)) : Vec::Zero();
         for_each_node(ghost, g, stencil(g, cb, x + D * p), x + D * p,
                       [&](int node, Real w, const Vec& grad, const Vec& dx) {
                         Real* n = window + c * node;
                         n[0] += w * m[p];
                         const Vec momentum = w * (mv + affine * dx);
-                        const Vec force = -(tau * grad);  // spec §8 eq. (189)
+                        const Vec force = w * fb - tau * grad;  // spec §8 eq. (189)
                         if (flip) {
                           for (int a = 0; a < D; ++a) n[1 + a] += momentum[a], n[1 + D + a] += force[a];
                         } else {
