@@ -19,7 +19,10 @@ struct MpmRun {
   Real time = 0;
   long steps = 0;
 
-  MpmRun(MPI_Comm comm, const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  // extra_fields: additional Real particle fields (name, components) added before seeding, e.g.
+  // {"body_force", d} for the optional external acceleration the MPM step reads.
+  MpmRun(MPI_Comm comm, const std::string& yaml, const std::vector<std::string>& overrides = {},
+         const std::vector<std::pair<std::string, int>>& extra_fields = {}) {
     register_mpm_material_schemas();
     scene = parse_scene(yaml, "test.yaml", overrides);
     method = std::make_unique<Mpm>(scene);
@@ -29,6 +32,7 @@ struct MpmRun {
     ps.add_field("volume", FieldType::Real, 1);
     ps.add_field("material", FieldType::Int32, 1);
     method->register_fields(ps);
+    for (const auto& [name, components] : extra_fields) ps.add_field(name, FieldType::Real, components);
     seed_bodies(comm, scene, ps);
     BlockGeometry g;
     g.dimension = scene.dimension;
@@ -45,6 +49,10 @@ struct MpmRun {
     ++steps;
   }
   ParticleSet& particles() { return space->particles(); }
+  // Mass of local particle p (use this, not the "mass" field, which may become derived).
+  Real mass(std::size_t p) { return particles().real("mass")[p]; }
+  // Collective: kinetic, elastic energy, momentum, mass over all ranks.
+  GlobalDiagnostics diagnostics() const { return method->diagnostics(*space); }
 };
 
 }  // namespace nendo::testing
