@@ -27,6 +27,7 @@ class BlockSort {
  private:
   std::vector<BlockKey> key_;
   std::vector<std::size_t> order_;
+  std::vector<std::size_t> bucket_, next_;
 };
 
 inline ParticleBlocks sort_by_block(ParticleSet& particles, const BlockGeometry& geometry) {

@@ -4,8 +4,10 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/Error.hpp"
+#include "core/StageClock.hpp"
 #include "decomposition/Space.hpp"
 #include "scene/Scene.hpp"
 
@@ -32,6 +34,9 @@ class Method {
   // One step from time t to t + dt; particles end migrated to their owners.
   virtual void advance(Space& space, Real t, Real dt) = 0;
   virtual GlobalDiagnostics diagnostics(const Space& space) const = 0;
+  // Where the step's time went on this rank (the stages of the method's algorithm), for the
+  // end-of-run profile and the benchmarks; empty if the method does not time itself.
+  virtual std::vector<StageTime> stage_times() const { return {}; }
 };
 
 // A particle whose state became NaN or inf: the run stops with this (the same on every rank).

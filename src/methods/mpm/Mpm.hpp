@@ -16,6 +16,7 @@ class MpmStepper {
   virtual void advance(Space& space, Real t, Real dt) = 0;
   virtual Real stable_dt(const Space& space) const = 0;
   virtual GlobalDiagnostics diagnostics(const Space& space) const = 0;
+  virtual std::vector<StageTime> stage_times() const = 0;
 };
 
 class Mpm final : public Method {
@@ -26,6 +27,7 @@ class Mpm final : public Method {
   Real stable_dt(const Space& space) const override { return stepper_->stable_dt(space); }
   void advance(Space& space, Real t, Real dt) override { stepper_->advance(space, t, dt); }
   GlobalDiagnostics diagnostics(const Space& space) const override { return stepper_->diagnostics(space); }
+  std::vector<StageTime> stage_times() const override { return stepper_->stage_times(); }
 
  private:
   std::unique_ptr<MpmStepper> stepper_;

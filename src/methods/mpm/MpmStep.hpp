@@ -11,6 +11,7 @@
 #include "colliders/Collider.hpp"
 #include "core/BSpline.hpp"
 #include "core/Mpi.hpp"
+#include "core/StageClock.hpp"
 #include "methods/mpm/Mpm.hpp"
 #include "methods/mpm/materials/Materials.hpp"
 
@@ -70,14 +71,16 @@ class MpmStep final : public MpmStepper {
   void advance(Space& space, Real t, Real dt) override {
     ++step_;
     GhostExchange& ghost = space.ghost();
-    compute_stress(space);                // P(F_E) F_E^T V0, spec §8 eq. (189)
-    particles_to_grid(space, ghost, dt);  // steps 1-3 and 6 of §9.2, fused per window
-    ghost.scatter_add(windows_, grid_components(), grid_);
-    update_grid(ghost, t, dt);  // steps 4, 5, 7, 8
-    ghost.gather(grid_velocity_, velocity_components(), windows_);
-    grid_to_particles(space, dt);  // steps 9-11 and 13
-    space.migrate();               // step 14
+    clock_.time(kStress, [&] { compute_stress(space); });             // spec §8 eq. (189)
+    clock_.time(kP2G, [&] { particles_to_grid(space, ghost, dt); });  // §9.2 steps 1-3, 6
+    clock_.time(kScatter, [&] { ghost.scatter_add(windows_, grid_components(), grid_); });
+    clock_.time(kGrid, [&] { update_grid(ghost, t, dt); });  // steps 4, 5, 7, 8
+    clock_.time(kGather, [&] { ghost.gather(grid_velocity_, velocity_components(), windows_); });
+    clock_.time(kG2P, [&] { grid_to_particles(space, dt); });  // steps 9-11, 13
+    clock_.time(kMigrate, [&] { space.migrate(); });           // step 14
   }
+
+  std::vector<StageTime> stage_times() const override { return clock_.times(); }
 
   GlobalDiagnostics diagnostics(const Space& space) const override {
     GlobalDiagnostics g = particle_diagnostics(space);
@@ -97,68 +100,81 @@ class MpmStep final : public MpmStepper {
   }
 
  private:
+  // The kernel of one particle along each axis: weights w, gradients dw, and the offsets
+  // o = x_i − x_p of its N nodes, wo = w·o; corner: the window index of the first node.
   struct Stencil {
-    AxisWeights<N> axis[3];
-    int corner[3];  // window index of the first node along each axis
+    Real w[D][N], dw[D][N], o[D][N], wo[D][N];
+    int corner[D];
   };
 
   int grid_components() const { return transfer_ == Transfer::Flip ? 1 + 2 * D : 1 + D; }
   int velocity_components() const { return transfer_ == Transfer::Flip ? 2 * D : D; }
 
   Stencil stencil(const BlockGeometry& g, const BlockCoord& block, const Real* x) const {
-    Stencil s{};
+    Stencil s;
     const Real inv_h = 1 / g.dx;
     for (int a = 0; a < D; ++a) {
-      s.axis[a] = Kernel::axis((x[a] - g.origin[a]) * inv_h, inv_h);
+      const AxisWeights<N> axis = Kernel::axis((x[a] - g.origin[a]) * inv_h, inv_h);
       s.corner[a] =
-          static_cast<int>(s.axis[a].base - std::int64_t(block[a]) * g.block + GhostExchange::kWindowLower);
+          static_cast<int>(axis.base - std::int64_t(block[a]) * g.block + GhostExchange::kWindowLower);
+      for (int i = 0; i < N; ++i) {
+        s.w[a][i] = axis.w[i];
+        s.dw[a][i] = axis.dw[i];
+        s.o[a][i] = static_cast<Real>(axis.base + i) * g.dx + g.origin[a] - x[a];
+        s.wo[a][i] = s.w[a][i] * s.o[a][i];
+      }
     }
     return s;
   }
 
-  // Calls visit(window node, w_ip, ∇w_ip, x_i - x_p) for the N^D nodes of a particle's stencil.
-  template <class Visit>
-  void for_each_node(const GhostExchange& ghost, const BlockGeometry& g, const Stencil& s, const Real* x,
-                     Visit visit) const {
-    const int ex = ghost.window_extent(0), ey = ghost.window_extent(1);
-    Real offset[3][N];
-    for (int a = 0; a < D; ++a)
-      for (int k = 0; k < N; ++k)
-        offset[a][k] = (static_cast<Real>(s.axis[a].base + k)) * g.dx + g.origin[a] - x[a];
-    for (int k = 0; k < (D == 3 ? N : 1); ++k)
-      for (int j = 0; j < N; ++j)
-        for (int i = 0; i < N; ++i) {
-          const int node = (s.corner[0] + i) + ex * ((s.corner[1] + j) + ey * (D == 3 ? s.corner[2] + k : 0));
-          Vec dx, grad;
-          Real w;
-          if constexpr (D == 3) {
-            w = s.axis[0].w[i] * s.axis[1].w[j] * s.axis[2].w[k];
-            grad << s.axis[0].dw[i] * s.axis[1].w[j] * s.axis[2].w[k],
-                s.axis[0].w[i] * s.axis[1].dw[j] * s.axis[2].w[k],
-                s.axis[0].w[i] * s.axis[1].w[j] * s.axis[2].dw[k];
-            dx << offset[0][i], offset[1][j], offset[2][k];
-          } else {
-            w = s.axis[0].w[i] * s.axis[1].w[j];
-            grad << s.axis[0].dw[i] * s.axis[1].w[j], s.axis[0].w[i] * s.axis[1].dw[j];
-            dx << offset[0][i], offset[1][j];
-          }
-          visit(node, w, grad, dx);
-        }
+  // The first component of row (j, k) of a particle's stencil in its block's window.
+  static std::size_t row_offset(const Stencil& s, int ex, int ey, int j, int k) {
+    if constexpr (D == 3)
+      return std::size_t(s.corner[0]) +
+             ex * (std::size_t(s.corner[1] + j) + ey * std::size_t(s.corner[2] + k));
+    return std::size_t(s.corner[0]) + ex * std::size_t(s.corner[1] + j);
   }
 
+  // Adds to the D components at `first` of each stencil node the separable sum
+  //   w_ip a + Σ_axes (Π_{b≠axis} w_b) e_axis[i_axis]
+  // (and w_ip m to component 0 when m is given). With a = m v_p and e_a[i] = w_a[i] o_a[i] (m D⁻¹B)_{:,a}
+  // − Δt dw_a[i] τ_{:,a} this is the APIC momentum plus Δt times the stress force of spec §6.1 and
+  // §8 eq. (189); the products are formed row by row instead of node by node.
+  static void splat(Real* window, int c, int ex, int ey, const Stencil& s, const Vec& a, const Vec (&e)[D][N],
+                    int first, const Real* mass) {
+    for (int k = 0; k < (D == 3 ? N : 1); ++k)
+      for (int j = 0; j < N; ++j) {
+        Real wjk = s.w[1][j];
+        Vec row_sum = a * wjk + e[1][j];  // 2D: w1 a + e1[j]
+        if constexpr (D == 3) {
+          wjk *= s.w[2][k];
+          row_sum = a * wjk + s.w[2][k] * e[1][j] + s.w[1][j] * e[2][k];
+        }
+        Real* node = window + c * row_offset(s, ex, ey, j, k);
+        for (int i = 0; i < N; ++i, node += c) {
+          if (mass) node[0] += s.w[0][i] * wjk * *mass;
+          for (int d = 0; d < D; ++d) node[first + d] += s.w[0][i] * row_sum[d] + wjk * e[0][i][d];
+        }
+      }
+  }
+
+  // τ_p V_p⁰ for every particle, by runs of consecutive particles of one material so that the
+  // material is chosen once per run and may work on a batch (kirchhoff_batch, Materials.hpp).
   void compute_stress(const Space& space) {
     const ParticleSet& ps = space.particles();
     const std::int32_t* material = ps.int32("material");
     const Real* F = ps.real("F");
     const Real* Jp = ps.real("Jp");
     const Real* V0 = ps.real("volume");
-    stress_.resize(ps.size() * D * D);
-    for (std::size_t p = 0; p < ps.size(); ++p) {
-      const Mat Fp = MatMap(const_cast<Real*>(F) + D * D * p);
-      const Mat tau = std::visit([&](const auto& m) { return Mat(m.template kirchhoff<D>(Fp, Jp[p])); },
-                                 materials_[material[p]]);
-      MatMap(stress_.data() + D * D * p) = V0[p] * tau;
+    const std::size_t n = ps.size();
+    stress_.resize(n * D * D);
+    for (std::size_t begin = 0, end = 0; begin < n; begin = end) {
+      end = begin + 1;
+      while (end < n && material[end] == material[begin]) ++end;
+      std::visit([&](const auto& m) { kirchhoff_run<D>(m, F, Jp, begin, end, stress_.data()); },
+                 materials_[material[begin]]);
     }
+    for (std::size_t p = 0; p < n; ++p) MatMap(stress_.data() + D * D * p) *= V0[p];
   }
 
   void particles_to_grid(const Space& space, const GhostExchange& ghost, Real dt) {
@@ -173,30 +189,33 @@ class MpmStep final : public MpmStepper {
     // m_p b_p w_ip to f_i (spec §8 eq. (189) with a body force).
     const Real* body = ps.has_field("body_force") ? ps.real("body_force") : nullptr;
     const int c = grid_components();
+    const int ex = ghost.window_extent(0), ey = ghost.window_extent(1);
     const std::size_t wn = static_cast<std::size_t>(ghost.window_nodes()) * c;
     const Real d_inverse = transfer_ == Transfer::Apic ? Kernel::kInverseD / (g.dx * g.dx) : 0.0;
     const bool flip = transfer_ == Transfer::Flip;
+    const Vec zero = Vec::Zero();
     windows_.assign(blocks.count() * wn, 0.0);
     for (std::size_t b = 0; b < blocks.count(); ++b) {
       const BlockCoord cb = decode_block_key(blocks.keys[b]);
       Real* window = windows_.data() + b * wn;
       for (std::size_t p = blocks.begin(b); p < blocks.end(b); ++p) {
+        const Stencil s = stencil(g, cb, x + D * p);
         const Vec mv = m[p] * VecMap(const_cast<Real*>(v) + D * p);
         const Mat affine = (m[p] * d_inverse) * Mat(MatMap(const_cast<Real*>(B) + D * D * p));
         const Mat tau = MatMap(stress_.data() + D * D * p);
-        const Vec fb = body ? Vec(m[p] * VecMap(const_cast<Real*>(body) + D * p)) : Vec::Zero();
-        for_each_node(ghost, g, stencil(g, cb, x + D * p), x + D * p,
-                      [&](int node, Real w, const Vec& grad, const Vec& dx) {
-                        Real* n = window + c * node;
-                        n[0] += w * m[p];
-                        const Vec momentum = w * (mv + affine * dx);
-                        const Vec force = w * fb - tau * grad;  // spec §8 eq. (189)
-                        if (flip) {
-                          for (int a = 0; a < D; ++a) n[1 + a] += momentum[a], n[1 + D + a] += force[a];
-                        } else {
-                          for (int a = 0; a < D; ++a) n[1 + a] += momentum[a] + dt * force[a];
-                        }
-                      });
+        const Vec fb = body ? Vec(m[p] * VecMap(const_cast<Real*>(body) + D * p)) : zero;
+        Vec e[D][N];
+        if (!flip) {  // momentum + Δt force in one set of components
+          for (int a = 0; a < D; ++a)
+            for (int i = 0; i < N; ++i) e[a][i] = s.wo[a][i] * affine.col(a) - (dt * s.dw[a][i]) * tau.col(a);
+          splat(window, c, ex, ey, s, mv + dt * fb, e, 1, m + p);
+        } else {  // FLIP: momentum and force apart, for the velocity increment (spec §6.4)
+          Vec none[D][N];
+          for (int a = 0; a < D; ++a)
+            for (int i = 0; i < N; ++i) none[a][i].setZero(), e[a][i] = -s.dw[a][i] * tau.col(a);
+          splat(window, c, ex, ey, s, mv, none, 1, m + p);
+          splat(window, c, ex, ey, s, fb, e, 1 + D, nullptr);
+        }
       }
     }
   }
@@ -244,24 +263,45 @@ class MpmStep final : public MpmStepper {
     const std::int32_t* material = ps.int32("material");
     const ParticleId* id = ps.ids();
     const int cv = velocity_components();
+    const int ex = ghost.window_extent(0), ey = ghost.window_extent(1);
     const std::size_t wn = static_cast<std::size_t>(ghost.window_nodes()) * cv;
+    const bool flip = transfer_ == Transfer::Flip;
     ParticleId bad_id = std::numeric_limits<ParticleId>::max();
     int bad_field = 0;
     for (std::size_t b = 0; b < blocks.count(); ++b) {
       const BlockCoord cb = decode_block_key(blocks.keys[b]);
       const Real* window = windows_.data() + b * wn;
       for (std::size_t p = blocks.begin(b); p < blocks.end(b); ++p) {
-        Vec v_pic = Vec::Zero(), v_change = Vec::Zero();
+        const Stencil s = stencil(g, cb, x + D * p);
+        // v_p = Σ w v_i, B_p = Σ w v_i (x_i − x_p)ᵀ, L = ∇v = Σ v_i ∇wᵀ (spec §6.1, §7.2), contracted
+        // along x first: per row the sums S_w, S_o, S_d of w, w·o and dw times v_i.
+        Vec v_pic = Vec::Zero(), v_old = Vec::Zero();
         Mat B_new = Mat::Zero(), L = Mat::Zero();
-        for_each_node(ghost, g, stencil(g, cb, x + D * p), x + D * p,
-                      [&](int node, Real w, const Vec& grad, const Vec& dx) {
-                        const VecMap vi(const_cast<Real*>(window) + cv * node);
-                        v_pic += w * vi;
-                        B_new += (w * vi) * dx.transpose();
-                        L += vi * grad.transpose();
-                        if (transfer_ == Transfer::Flip)
-                          v_change += w * (vi - VecMap(const_cast<Real*>(window) + cv * node + D));
-                      });
+        for (int k = 0; k < (D == 3 ? N : 1); ++k)
+          for (int j = 0; j < N; ++j) {
+            const Real* node = window + cv * row_offset(s, ex, ey, j, k);
+            Vec Sw = Vec::Zero(), So = Vec::Zero(), Sd = Vec::Zero(), Sold = Vec::Zero();
+            for (int i = 0; i < N; ++i, node += cv) {
+              const VecMap vi(const_cast<Real*>(node));
+              Sw += s.w[0][i] * vi;
+              So += s.wo[0][i] * vi;
+              Sd += s.dw[0][i] * vi;
+              if (flip) Sold += s.w[0][i] * VecMap(const_cast<Real*>(node) + D);
+            }
+            const Real w2 = D == 3 ? s.w[D - 1][k] : 1;
+            const Real wjk = s.w[1][j] * w2;
+            v_pic += wjk * Sw;
+            B_new.col(0) += wjk * So;
+            B_new.col(1) += (s.wo[1][j] * w2) * Sw;
+            L.col(0) += wjk * Sd;
+            L.col(1) += (s.dw[1][j] * w2) * Sw;
+            if constexpr (D == 3) {
+              B_new.col(2) += (s.w[1][j] * s.wo[2][k]) * Sw;
+              L.col(2) += (s.w[1][j] * s.dw[2][k]) * Sw;
+            }
+            if (flip) v_old += wjk * Sold;
+          }
+        const Vec v_change = v_pic - v_old;
         Mat Fp = (Mat::Identity() + dt * L) * Mat(MatMap(F + D * D * p));  // spec §7.2
         Real jp = Jp[p];
         std::visit([&](const auto& m) { m.template project<D>(Fp, jp); }, materials_[material[p]]);  // §3.2
@@ -315,6 +355,8 @@ class MpmStep final : public MpmStepper {
   std::vector<MpmMaterial> materials_;
   std::vector<Real> density_;
   long step_ = 0;
+  enum Stage { kStress, kP2G, kScatter, kGrid, kGather, kG2P, kMigrate };
+  StageClock clock_{{"stress", "P2G", "scatter_add", "grid", "gather", "G2P", "migrate"}};
   std::vector<Real> stress_, windows_, grid_, grid_velocity_;
 };
 

@@ -1,6 +1,10 @@
 #pragma once
 // The MPM material models. Adding one = its file (a struct with kName, kPlastic, schema(), a
 // constructor from MaterialSettings, psi/P/kirchhoff/project<D>, wave_speed) + one entry below.
+#include <Eigen/Core>
+#include <cstddef>
+#include <type_traits>
+#include <utility>
 #include <variant>
 
 #include "methods/mpm/materials/DruckerPrager.hpp"
@@ -13,10 +17,34 @@
 
 namespace nendo {
 
+template <class Material, int D, class = void>
+struct HasKirchhoffBatch : std::false_type {};
+template <class Material, int D>
+struct HasKirchhoffBatch<Material, D,
+                         std::void_t<decltype(std::declval<const Material&>().template kirchhoff_batch<D>(
+                             (const Real*)nullptr, (const Real*)nullptr, std::size_t(0), (Real*)nullptr))>>
+    : std::true_type {};
+
 using MpmMaterial = std::variant<LinearElastic, NeoHookean, FixedCorotated, Snow, DruckerPrager, Fluid>;
 
 // The model named by settings.model; throws nendo::Error for a name no type in MpmMaterial has.
 MpmMaterial make_mpm_material(const MaterialSettings& settings);
+
+// Kirchhoff stress τ = P Fᵀ of particles [begin, end) into tau (d×d row-major each), from their F
+// and J_P: through the material's kirchhoff_batch when it has one (FixedCorotated: a vectorised
+// polar decomposition), else one particle at a time.
+template <int D, class Material>
+void kirchhoff_run(const Material& material, const Real* F, const Real* Jp, std::size_t begin,
+                   std::size_t end, Real* tau) {
+  using RowMat = Eigen::Matrix<Real, D, D, Eigen::RowMajor>;
+  if constexpr (HasKirchhoffBatch<Material, D>::value) {
+    material.template kirchhoff_batch<D>(F + D * D * begin, Jp + begin, end - begin, tau + D * D * begin);
+  } else {
+    for (std::size_t p = begin; p < end; ++p)
+      Eigen::Map<RowMat>(tau + D * D * p) =
+          material.template kirchhoff<D>(Eigen::Map<const RowMat>(F + D * D * p), Jp[p]);
+  }
+}
 
 // register_material_model(T::schema()) for every T in MpmMaterial, in that order, so that scenes
 // may name them (and docs/scene-reference.md lists them). A second call does nothing.

@@ -1,0 +1,168 @@
+// The MPM benchmark of issue 3 (docs/performance.md records the figures): runs a scene's explicit
+// MPM steps with output off and prints particle-steps per second per core, where the time went,
+// and the memory per particle.
+//
+//   mpirun -np 2 build/jobs/bench/nendo_mpm_bench jobs/bench/mpm/collision.yaml
+//          [--steps 100] [--repeat 3] [--set key=value ...]
+//
+// Each repeat seeds the scene afresh and times `steps` steps (seeding and distribution are not
+// timed); the figures are the median over repeats. Persistent bytes per particle are the particle
+// fields (what a particle carries from step to step); resident bytes per particle are the peak
+// resident set of all ranks (VmHWM) divided by the particle count, grid and buffers included.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bodies/BodySeeder.hpp"
+#include "core/Error.hpp"
+#include "core/Mpi.hpp"
+#include "methods/Method.hpp"
+#include "methods/mpm/materials/Materials.hpp"
+#include "scene/SceneLoader.hpp"
+
+namespace nendo::bench {
+namespace {
+
+struct Options {
+  std::string scene;
+  int steps = 100;
+  int repeat = 3;
+  std::vector<std::string> sets;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw Error("option " + arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--steps") {
+      o.steps = std::stoi(value());
+    } else if (arg == "--repeat") {
+      o.repeat = std::stoi(value());
+    } else if (arg == "--set") {
+      o.sets.push_back(value());
+    } else if (!arg.empty() && arg[0] != '-' && o.scene.empty()) {
+      o.scene = arg;
+    } else {
+      throw Error("unknown option " + arg + " (usage: SCENE [--steps N] [--repeat N] [--set key=value])");
+    }
+  }
+  if (o.scene.empty()) throw Error("no scene given");
+  return o;
+}
+
+// Peak resident set of this process, in bytes (Linux /proc).
+double peak_resident_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return 1024.0 * std::stod(line.substr(6));
+  return 0;
+}
+
+double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
+struct Sample {
+  double seconds = 0;
+  double cpu = 0;                 // CPU seconds of the slowest rank: on a shared machine, what the code costs
+  std::vector<StageTime> stages;  // max over ranks
+};
+
+Sample run_once(MPI_Comm comm, const Scene& scene, int steps, std::uint64_t& particles, double& persistent) {
+  std::unique_ptr<Method> method = make_method(scene);
+  ParticleSet ps(scene.dimension);
+  ps.add_field("velocity", FieldType::Real, scene.dimension);
+  ps.add_field("mass", FieldType::Real, 1);
+  ps.add_field("volume", FieldType::Real, 1);
+  ps.add_field("material", FieldType::Int32, 1);
+  method->register_fields(ps);
+  seed_bodies(comm, scene, ps);
+  persistent = static_cast<double>(ps.bytes_per_particle());
+  BlockGeometry g;
+  g.dimension = scene.dimension;
+  g.dx = scene.grid.dx;
+  g.block = scene.grid.block;
+  Space space(comm, g, std::move(ps));
+  space.distribute();
+  method->initialize(space);
+  particles = space.global_particles();
+  const Real dt = scene.time.dt.value();
+  MPI_Barrier(comm);
+  const double start = MPI_Wtime(), cpu_start = cpu_seconds();
+  for (int s = 0; s < steps; ++s) method->advance(space, s * dt, dt);
+  const double cpu = cpu_seconds() - cpu_start;
+  MPI_Barrier(comm);
+  Sample sample;
+  sample.seconds = MPI_Wtime() - start;
+  MPI_Allreduce(&cpu, &sample.cpu, 1, MPI_DOUBLE, MPI_MAX, comm);
+  sample.stages = method->stage_times();
+  for (StageTime& stage : sample.stages) {
+    double max[2] = {0, 0}, mine[2] = {stage.seconds, stage.cpu_seconds};
+    MPI_Allreduce(mine, max, 2, MPI_DOUBLE, MPI_MAX, comm);
+    stage.seconds = max[0], stage.cpu_seconds = max[1];
+  }
+  return sample;
+}
+
+void run(MPI_Comm comm, const Options& o) {
+  const int ranks = mpi::size(comm);
+  const bool root = mpi::rank(comm) == 0;
+  register_mpm_material_schemas();
+  const Scene scene = load_scene(o.scene, o.sets);
+  std::vector<Sample> samples;
+  std::uint64_t particles = 0;
+  double persistent = 0;
+  for (int r = 0; r < o.repeat; ++r) {
+    samples.push_back(run_once(comm, scene, o.steps, particles, persistent));
+    if (root)
+      std::printf("repeat %d: %.3f s (%.3f s CPU), %.3e particle-steps/s per core\n", r + 1,
+                  samples.back().seconds, samples.back().cpu,
+                  double(particles) * o.steps / samples.back().seconds / ranks);
+  }
+  std::sort(samples.begin(), samples.end(),
+            [](const Sample& a, const Sample& b) { return a.seconds < b.seconds; });
+  const Sample& median = samples[samples.size() / 2];
+  double resident = peak_resident_bytes(), total_resident = 0;
+  MPI_Reduce(&resident, &total_resident, 1, MPI_DOUBLE, MPI_SUM, 0, comm);
+  if (!root) return;
+  const double rate = double(particles) * o.steps / median.seconds;
+  std::printf("scene %s: %llu particles, %d steps, %d ranks\n", o.scene.c_str(),
+              static_cast<unsigned long long>(particles), o.steps, ranks);
+  std::printf("particle-steps/s: %.3e total, %.3e per core (median of %d)\n", rate, rate / ranks, o.repeat);
+  std::printf("bytes per particle: %.0f persistent, %.0f resident (peak RSS of all ranks / particles)\n",
+              persistent, total_resident / double(particles));
+  std::printf("stage        core-ns per particle-step: wall  CPU   (max over ranks)  share of wall\n");
+  const double per = 1e9 * ranks / (double(particles) * o.steps);
+  for (const StageTime& stage : median.stages)
+    std::printf("%-12s %38.1f %5.1f %20.1f %%\n", stage.name.c_str(), per * stage.seconds,
+                per * stage.cpu_seconds, 100.0 * stage.seconds / median.seconds);
+}
+
+}  // namespace
+}  // namespace nendo::bench
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int code = 0;
+  try {
+    nendo::bench::run(MPI_COMM_WORLD, nendo::bench::parse(argc, argv));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "nendo_mpm_bench: %s\n", e.what());
+    code = 1;
+  }
+  MPI_Finalize();
+  return code;
+}

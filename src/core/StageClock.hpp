@@ -1,0 +1,44 @@
+#pragma once
+// Wall time per named stage of an algorithm, summed over calls: one MPI_Wtime pair per stage and
+// step, cheap enough to stay on in production runs (the end-of-run profile, the benchmarks).
+#include <mpi.h>
+
+#include <ctime>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace nendo {
+
+// Wall time spent in one stage on this rank, summed over the steps so far.
+struct StageTime {
+  std::string name;
+  double seconds = 0;      // wall time
+  double cpu_seconds = 0;  // CPU time of the calling thread: meaningful on a shared machine too
+};
+
+class StageClock {
+ public:
+  StageClock(std::initializer_list<const char*> names) {
+    for (const char* name : names) stages_.push_back({name, 0.0});
+  }
+  // Runs work() and adds its wall time to stage `stage`.
+  template <class Work>
+  void time(int stage, Work&& work) {
+    const double start = MPI_Wtime(), cpu_start = thread_cpu_seconds();
+    work();
+    stages_[stage].seconds += MPI_Wtime() - start;
+    stages_[stage].cpu_seconds += thread_cpu_seconds() - cpu_start;
+  }
+  static double thread_cpu_seconds() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+  }
+  const std::vector<StageTime>& times() const { return stages_; }
+
+ private:
+  std::vector<StageTime> stages_;
+};
+
+}  // namespace nendo
