@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 
 #include "bodies/BodySeeder.hpp"
@@ -58,19 +59,60 @@ Real next_dt(const Scene& scene, const Method& method, const Space& space, Real 
     dt = std::min(dt, method.stable_dt(space));
   }
   if (!std::isfinite(dt)) dt = scene.time.end - t;  // nothing moves and nothing limits the step
-  return std::min(dt, scene.time.end - t);
+  // A remainder below a millionth of a step is round-off in the accumulated time: finish with this
+  // step instead of a step of 1e-14 s.
+  if (scene.time.end - t <= dt * (1 + 1e-6)) return scene.time.end - t;
+  return dt;
 }
 
-std::vector<std::string> output_fields(const Scene& scene, const ParticleSet& ps, int rank) {
-  std::vector<std::string> fields;
+// The scene's output fields, split into those the particles carry and those derived at output
+// time (the method's, e.g. MPM's stress; "rank", the owner). Unknown ones get a note on rank 0.
+struct OutputFields {
+  std::vector<std::string> stored, derived;
+  std::vector<std::string> all() const {
+    std::vector<std::string> names = stored;
+    names.insert(names.end(), derived.begin(), derived.end());
+    return names;
+  }
+};
+
+OutputFields output_fields(const Scene& scene, const Method& method, const ParticleSet& ps, int rank) {
+  OutputFields fields;
   for (const auto& name : scene.output.fields) {
     if (ps.has_field(name))
-      fields.push_back(name);
+      fields.stored.push_back(name);
+    else if (name == "rank" || method.derived_field_components(name) > 0)
+      fields.derived.push_back(name);
     else if (rank == 0)
       fmt::print("nendo: note: method '{}' has no particle field '{}'; it is not written\n", scene.method,
                  name);
   }
   return fields;
+}
+
+// The particles as written: the stored output fields copied, the derived ones computed.
+ParticleSet output_view(const Space& space, const Method& method, const OutputFields& fields) {
+  const ParticleSet& ps = space.particles();
+  ParticleSet view(ps.dimension());
+  for (const auto& name : fields.stored)
+    if (!view.has_field(name)) view.add_field(name, ps.field(name).type(), ps.field(name).components());
+  for (const auto& name : fields.derived)
+    view.add_field(name, name == "rank" ? FieldType::Int32 : FieldType::Real,
+                   name == "rank" ? 1 : method.derived_field_components(name));
+  view.resize(ps.size());
+  const auto copy = [&](const ParticleField& from) {
+    std::memcpy(view.field(from.name()).raw(), from.raw(), from.bytes_per_particle() * ps.size());
+  };
+  copy(ps.fields()[0]);  // id
+  copy(ps.fields()[1]);  // position
+  for (const auto& name : fields.stored) copy(ps.field(name));
+  for (const auto& name : fields.derived) {
+    if (name == "rank")
+      std::fill_n(view.int32("rank"), ps.size(), mpi::rank(space.comm()));
+    else
+      method.derive_field(space, name, view.real(name));
+  }
+  return view;
 }
 
 std::string format_duration(double seconds) {
@@ -119,6 +161,34 @@ void make_output_directory(MPI_Comm comm, const std::string& dir) {
   if (!ok) throw Error("cannot create the output directory '" + dir + "'" + (why.empty() ? "" : ": " + why));
 }
 
+// The step that produced a non-finite value is not finished: the file holds every particle's
+// last finite state (all but the failed particles advanced to step + 1, those at step), written
+// collectively before the error reaches main.
+void write_failure_state(MPI_Comm comm, const std::string& dir, const Space& space, const Method& method,
+                         const OutputFields& fields, Real t, long step, const ParticleStateError& error) {
+  OutputFields all = fields;
+  for (const ParticleField& f : space.particles().fields())
+    if (f.name() != "id" && f.name() != "position" &&
+        std::find(all.stored.begin(), all.stored.end(), f.name()) == all.stored.end())
+      all.stored.push_back(f.name());
+  const std::string path = fmt::format("{}/failed_step_{:06d}.h5", dir, error.step());
+  ParticleWriter::write_file(comm, path, output_view(space, method, all), all.all(), t, step);
+  if (mpi::rank(comm) == 0) fmt::print(stderr, "nendo: the last finite particle state is in {}\n", path);
+}
+
+// Where the time went (max over ranks), like PETSc's -log_view in one line per stage.
+void print_stage_profile(MPI_Comm comm, const Method& method, double wall) {
+  std::vector<StageTime> stages = method.stage_times();
+  if (stages.empty()) return;
+  std::string line = "nendo: time per stage (max over ranks):";
+  for (StageTime& stage : stages) {
+    double max = 0;
+    MPI_Reduce(&stage.seconds, &max, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+    line += fmt::format(" {} {:.2f} s ({:.0f}%)", stage.name, max, wall > 0 ? 100 * max / wall : 0.0);
+  }
+  if (mpi::rank(comm) == 0) fmt::print("{}\n", line);
+}
+
 }  // namespace
 
 RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& options) {
@@ -134,7 +204,8 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   const LoadBalancePolicy balance{scene.balance.every_steps, scene.balance.threshold};
 
   make_output_directory(comm, dir);
-  ParticleWriter writer(comm, dir, output_fields(scene, space.particles(), rank));
+  const OutputFields fields = output_fields(scene, *method, space.particles(), rank);
+  ParticleWriter writer(comm, dir, fields.all());
   DiagnosticsCsv diagnostics(comm, dir);
 
   RunSummary summary;
@@ -143,7 +214,7 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   Real next_output = 0;
   auto write_output = [&] {
     const GlobalDiagnostics g = method->diagnostics(space);
-    writer.write(space.particles(), t, step);
+    writer.write(output_view(space, *method, fields), t, step);
     DiagnosticsRow row;
     row.step = step, row.time = t, row.dt = dt, row.particles = g.particles;
     row.kinetic_energy = g.kinetic_energy, row.elastic_energy = g.elastic_energy;
@@ -165,8 +236,13 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   write_output();
   while (t < scene.time.end && (!options.max_steps || step < *options.max_steps)) {
     dt = next_dt(scene, *method, space, t);
-    method->advance(space, t, dt);
-    t += dt, ++step;
+    try {
+      method->advance(space, t, dt);
+    } catch (const ParticleStateError& e) {  // thrown on every rank alike
+      write_failure_state(comm, dir, space, *method, fields, t, step, e);
+      throw;
+    }
+    t = std::min(t + dt, scene.time.end), ++step;
     space.maybe_rebalance(step, balance);
     const bool last = !(t < scene.time.end) || (options.max_steps && step >= *options.max_steps);
     progress.report(step, t, dt, particles, last);
@@ -174,6 +250,7 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   }
   summary.steps = step, summary.time = t, summary.particles = particles;
   summary.wall_seconds = progress.elapsed();
+  print_stage_profile(comm, *method, summary.wall_seconds);
   return summary;
 }
 

@@ -13,6 +13,7 @@
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
 #include "io/ParticleReader.hpp"
+#include "methods/Method.hpp"
 #include "methods/mpm/materials/Materials.hpp"
 #include "scene/SceneLoader.hpp"
 #include "solvers/PetscSession.hpp"
@@ -25,6 +26,7 @@ namespace {
 
 constexpr int kExitBadInput = 2;
 constexpr int kExitFailure = 1;
+constexpr int kExitUnstable = 3;  // a particle state became NaN or inf
 
 // Rank 0 reads the file once; every rank parses the same text, so every rank reaches the same
 // verdict and only rank 0 needs to say it.
@@ -110,6 +112,9 @@ int main(int argc, char** argv) {
   } catch (const nendo::SceneError& e) {
     if (root) fmt::print(stderr, "nendo: error: {}\n", e.what());
     return kExitBadInput;
+  } catch (const nendo::ParticleStateError& e) {  // collective: every rank stops cleanly
+    if (root) fmt::print(stderr, "nendo: error: {}\n", e.what());
+    return kExitUnstable;
   } catch (const std::exception& e) {
     fmt::print(stderr, "nendo: error on rank {}: {}\n", nendo::mpi::rank(comm), e.what());
     MPI_Abort(comm, kExitFailure);

@@ -37,17 +37,22 @@ class Method {
   // Where the step's time went on this rank (the stages of the method's algorithm), for the
   // end-of-run profile and the benchmarks; empty if the method does not time itself.
   virtual std::vector<StageTime> stage_times() const { return {}; }
+  // Output fields the method computes from its state rather than stores (MPM: "stress", "J"):
+  // their number of components, 0 for a name it does not provide.
+  virtual int derived_field_components(const std::string& /*name*/) const { return 0; }
+  // Fills `out` (derived_field_components(name) numbers per local particle) for `name`.
+  virtual void derive_field(const Space& /*space*/, const std::string& /*name*/, Real* /*out*/) const {}
 };
 
-// A particle whose state became NaN or inf: the run stops with this (the same on every rank).
+// A particle whose state became NaN or inf (or flew out of the addressable domain): the run stops
+// with this, the same on every rank. `problem` names the field, e.g. "non-finite velocity".
 class ParticleStateError : public Error {
  public:
-  ParticleStateError(long step, ParticleId id, const std::string& field)
-      : Error("step " + std::to_string(step) + ": particle " + std::to_string(id) + " has a non-finite " +
-              field),
+  ParticleStateError(long step, ParticleId id, const std::string& problem)
+      : Error("step " + std::to_string(step) + ": particle " + std::to_string(id) + " has a " + problem),
         step_(step),
         id_(id),
-        field_(field) {}
+        field_(problem) {}
   long step() const { return step_; }
   ParticleId id() const { return id_; }
   const std::string& field() const { return field_; }

@@ -180,5 +180,59 @@ class Cli(unittest.TestCase):
         self.assertEqual(int(rows[-1]["step"]), 3)
 
 
+
+MPM_SCENE = """nendo: 1
+method: mpm
+dimension: 3
+gravity: [0, -9.81, 0]
+time: {{end: {end}, dt: {dt}}}
+grid: {{dx: 0.05}}
+materials:
+  jelly: {{model: fixed_corotated, E: 1.0e5, nu: 0.3, density: 1000}}
+bodies:
+  - {{shape: box, min: [0.2, 0.2, 0.2], max: [0.5, 0.4, 0.5], material: jelly, velocity: [1, 0, -2]}}
+colliders:
+  - {{shape: plane, point: [0, 0, 0], normal: [0, 1, 0], boundary: separate, friction: 0.3}}
+output: {{dir: {out}, every: 0.01, fields: [velocity, stress, J, rank]}}
+"""
+
+
+def mpm_scene(name, dt, end="0.05"):
+    os.makedirs(os.path.join(WORK, name), exist_ok=True)
+    path = os.path.join(WORK, name, "scene.yaml")
+    with open(path, "w") as f:
+        f.write(MPM_SCENE.format(dt=dt, end=end, out=os.path.join(WORK, name, "out")))
+    return path, os.path.join(WORK, name, "out")
+
+
+class Mpm(unittest.TestCase):
+    def test_derived_output_fields(self):
+        path, out = mpm_scene("mpm", "1.0e-3")
+        r = nendo("run", path)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("time per stage", r.stdout)
+        with h5py.File(os.path.join(out, "particles_000005.h5"), "r") as f:
+            p = f["particles"]
+            n = p["id"].shape[0]
+            self.assertEqual(p["stress"].shape, (n, 9))
+            self.assertEqual(p["J"].shape, (n,))
+            stress = p["stress"][...]
+            # Cauchy stress is symmetric; J is near 1 for a jelly under gravity.
+            self.assertLess(np.abs(stress[:, 1] - stress[:, 3]).max(), 1e-9 * (np.abs(stress).max() + 1))
+            self.assertTrue(np.all(np.abs(p["J"][...] - 1) < 0.05))
+            self.assertTrue(set(p["rank"][...].tolist()) <= set(range(RANKS)))
+
+    def test_unstable_step_stops_with_the_last_finite_state(self):
+        path, out = mpm_scene("unstable", "0.03", end="10")  # 7x the elastic limit: blows up
+        r = nendo("run", path)
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        self.assertRegex(r.stderr, r"step \d+: particle \d+ has a (non-finite \w+|position outside the addressable domain)")
+        failed = [f for f in os.listdir(out) if f.startswith("failed_step_")]
+        self.assertEqual(len(failed), 1, os.listdir(out))
+        with h5py.File(os.path.join(out, failed[0]), "r") as f:
+            for name in ("position", "velocity", "F", "B"):
+                self.assertTrue(np.all(np.isfinite(f["particles"][name][...])), name)
+
+
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0], "-v"])

@@ -14,7 +14,8 @@ std::unique_ptr<MpmStepper> make_stepper(const Scene& scene) {
 }  // namespace
 
 Mpm::Mpm(const Scene& scene)
-    : stepper_(scene.dimension == 3 ? make_stepper<3>(scene) : make_stepper<2>(scene)) {}
+    : dimension_(scene.dimension),
+      stepper_(scene.dimension == 3 ? make_stepper<3>(scene) : make_stepper<2>(scene)) {}
 
 void Mpm::register_fields(ParticleSet& particles) const {
   const int d = particles.dimension();

@@ -17,6 +17,7 @@ class MpmStepper {
   virtual Real stable_dt(const Space& space) const = 0;
   virtual GlobalDiagnostics diagnostics(const Space& space) const = 0;
   virtual std::vector<StageTime> stage_times() const = 0;
+  virtual void derive_field(const Space& space, const std::string& name, Real* out) const = 0;
 };
 
 class Mpm final : public Method {
@@ -28,8 +29,16 @@ class Mpm final : public Method {
   void advance(Space& space, Real t, Real dt) override { stepper_->advance(space, t, dt); }
   GlobalDiagnostics diagnostics(const Space& space) const override { return stepper_->diagnostics(space); }
   std::vector<StageTime> stage_times() const override { return stepper_->stage_times(); }
+  // "stress": the Cauchy stress σ = τ / J (d×d, row-major); "J": det F_E · J_P, the volume ratio.
+  int derived_field_components(const std::string& name) const override {
+    return name == "stress" ? dimension_ * dimension_ : name == "J" ? 1 : 0;
+  }
+  void derive_field(const Space& space, const std::string& name, Real* out) const override {
+    stepper_->derive_field(space, name, out);
+  }
 
  private:
+  int dimension_;
   std::unique_ptr<MpmStepper> stepper_;
 };
 

@@ -82,6 +82,24 @@ class MpmStep final : public MpmStepper {
 
   std::vector<StageTime> stage_times() const override { return clock_.times(); }
 
+  void derive_field(const Space& space, const std::string& name, Real* out) const override {
+    const ParticleSet& ps = space.particles();
+    const std::int32_t* material = ps.int32("material");
+    const Real* F = ps.real("F");
+    const Real* Jp = ps.real("Jp");
+    for (std::size_t p = 0; p < ps.size(); ++p) {
+      const Mat Fp = MatMap(const_cast<Real*>(F) + D * D * p);
+      const Real J = Fp.determinant();
+      if (name == "J") {
+        out[p] = J * Jp[p];
+      } else {
+        const Mat tau = std::visit([&](const auto& m) { return Mat(m.template kirchhoff<D>(Fp, Jp[p])); },
+                                   materials_[material[p]]);
+        MatMap(out + D * D * p) = tau / (J * Jp[p]);  // σ = τ / det F, F = F_E F_P (validation.md §6)
+      }
+    }
+  }
+
   GlobalDiagnostics diagnostics(const Space& space) const override {
     GlobalDiagnostics g = particle_diagnostics(space);
     const ParticleSet& ps = space.particles();
@@ -268,6 +286,8 @@ class MpmStep final : public MpmStepper {
     const bool flip = transfer_ == Transfer::Flip;
     ParticleId bad_id = std::numeric_limits<ParticleId>::max();
     int bad_field = 0;
+    const Vec origin = Eigen::Map<const Eigen::Matrix<Real, 3, 1>>(g.origin.data()).template head<D>();
+    const Real reach = Real(kBlockCoordMax) * g.block * g.dx;  // of the block keys, either way
     for (std::size_t b = 0; b < blocks.count(); ++b) {
       const BlockCoord cb = decode_block_key(blocks.keys[b]);
       const Real* window = windows_.data() + b * wn;
@@ -310,12 +330,13 @@ class MpmStep final : public MpmStepper {
           v_new = (1 - flip_ratio_) * v_pic + flip_ratio_ * (VecMap(v + D * p) + v_change);  // spec §6.4
         if (transfer_ != Transfer::Apic) B_new.setZero();
         const Vec x_new = VecMap(x + D * p) + dt * v_pic;  // spec §9.2 step 13
-        const int field = !x_new.allFinite()   ? 1
-                          : !v_new.allFinite() ? 2
-                          : !B_new.allFinite() ? 3
-                          : !Fp.allFinite()    ? 4
-                          : !std::isfinite(jp) ? 5
-                                               : 0;
+        const int field = !x_new.allFinite()                                    ? 1
+                          : !v_new.allFinite()                                  ? 2
+                          : !B_new.allFinite()                                  ? 3
+                          : !Fp.allFinite()                                     ? 4
+                          : !std::isfinite(jp)                                  ? 5
+                          : ((x_new - origin).cwiseAbs().array() > reach).any() ? 6
+                                                                                : 0;
         if (field != 0) {  // keep this particle's last good state; the step fails below
           if (id[p] < bad_id) bad_id = id[p], bad_field = field;
           continue;
@@ -338,13 +359,14 @@ class MpmStep final : public MpmStepper {
     if (first == std::numeric_limits<ParticleId>::max()) return;
     int field = bad_id == first ? bad_field : 99, lowest = 0;
     MPI_Allreduce(&field, &lowest, 1, MPI_INT, MPI_MIN, space.comm());
-    static const char* names[] = {"",
-                                  "position",
-                                  "velocity",
-                                  "B (APIC affine matrix)",
-                                  "F (deformation gradient)",
-                                  "Jp (plastic volume ratio)"};
-    throw ParticleStateError(step_, first, names[lowest]);
+    static const char* what[] = {"",
+                                 "non-finite position",
+                                 "non-finite velocity",
+                                 "non-finite B (APIC affine matrix)",
+                                 "non-finite F (deformation gradient)",
+                                 "non-finite Jp (plastic volume ratio)",
+                                 "position outside the addressable domain (±2^20 blocks per axis)"};
+    throw ParticleStateError(step_, first, what[lowest]);
   }
 
   Vec gravity_;
