@@ -12,7 +12,7 @@ PACKAGES=(
   g++ cmake ninja-build pkg-config
   openmpi-bin libopenmpi-dev libhdf5-openmpi-dev petsc-dev libeigen3-dev
   libyaml-cpp-dev libcli11-dev libfmt-dev libgtest-dev libbenchmark-dev
-  python3 python3-h5py-mpi python3-numpy
+  python3 python3-h5py-mpi python3-numpy python3-matplotlib
   paraview python3-paraview
 )
 

@@ -432,19 +432,20 @@ TEST(SceneLoader, ReportsOverrideWithBadValue) {
       "--set time.end=[1,: key 'time.end': YAML syntax error in the value: end of sequence flow not found");
 }
 
+// Every scene shipped in jobs/ loads (a scene that rots is found here, not by a user).
 TEST(SceneLoader, LoadsTheExampleScenes) {
+  int scenes = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(source_dir() / "jobs"))
+    if (entry.path().extension() == ".yaml") {
+      EXPECT_NO_THROW(load_scene(entry.path().string())) << entry.path();
+      ++scenes;
+    }
+  EXPECT_GE(scenes, 9);
   const Scene demo = load_scene((source_dir() / "jobs/scenes/demo.yaml").string());
   EXPECT_EQ(demo.dimension, 3);
-  EXPECT_EQ(demo.method, "ballistic");
+  EXPECT_EQ(demo.method, "mpm");
   EXPECT_EQ(demo.output.dir, "out/demo");
   EXPECT_EQ(demo.balance.every_steps, 50);
-  const Scene drop = load_scene((source_dir() / "jobs/scenes/mpm/jelly-drop.yaml").string());
-  EXPECT_EQ(drop.dimension, 3);
-  EXPECT_EQ(drop.method, "mpm");
-  EXPECT_EQ(drop.time.end, 0.5);
-  EXPECT_EQ(drop.time.dt, 2e-4);
-  EXPECT_EQ(drop.output.every, 0.01);
-  EXPECT_EQ(drop.checkpoint.every_steps, 0);
   const Scene drop2d = load_scene((source_dir() / "jobs/scenes/mpm/jelly-drop-2d.yaml").string());
   EXPECT_EQ(drop2d.dimension, 2);
   EXPECT_EQ(drop2d.grid.dx, 0.02);

@@ -1,5 +1,7 @@
 #include "methods/mpm/Mpm.hpp"
 
+#include <algorithm>
+
 #include "methods/mpm/MpmStep.hpp"
 
 namespace nendo {
@@ -15,6 +17,10 @@ std::unique_ptr<MpmStepper> make_stepper(const Scene& scene) {
 
 Mpm::Mpm(const Scene& scene)
     : dimension_(scene.dimension),
+      viscous_(std::any_of(scene.materials.begin(), scene.materials.end(),
+                           [](const auto& m) {
+                             return m.second.model == Fluid::kName && m.second.params.at("viscosity") > 0;
+                           })),
       stepper_(scene.dimension == 3 ? make_stepper<3>(scene) : make_stepper<2>(scene)) {}
 
 void Mpm::register_fields(ParticleSet& particles) const {
@@ -22,6 +28,8 @@ void Mpm::register_fields(ParticleSet& particles) const {
   particles.add_field("B", FieldType::Real, d * d);  // APIC affine matrix (spec 002 §6.1)
   particles.add_field("F", FieldType::Real, d * d);  // deformation gradient (elastic part F_E), row-major
   particles.add_field("Jp", FieldType::Real, 1);     // plastic volume ratio J_P (spec 002 §3)
+  // Viscous Kirchhoff stress J η (L + Lᵀ) from the last velocity gradient: only with a viscous fluid.
+  if (viscous_) particles.add_field("tau_viscous", FieldType::Real, d * d);
 }
 
 }  // namespace nendo

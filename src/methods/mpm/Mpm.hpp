@@ -39,6 +39,7 @@ class Mpm final : public Method {
 
  private:
   int dimension_;
+  bool viscous_;
   std::unique_ptr<MpmStepper> stepper_;
 };
 

@@ -50,6 +50,7 @@ class MpmStep final : public MpmStepper {
       MatMap(F + D * D * p).setIdentity();
       Jp[p] = 1;
     }
+    if (ps.has_field("tau_viscous")) std::fill_n(ps.real("tau_viscous"), ps.size() * D * D, 0.0);
   }
 
   // spec 002 §9.3: Δt_elastic = C h / max_p c_p with the hardened dilatational wave speed.
@@ -192,6 +193,10 @@ class MpmStep final : public MpmStepper {
       std::visit([&](const auto& m) { kirchhoff_run<D>(m, F, Jp, begin, end, stress_.data()); },
                  materials_[material[begin]]);
     }
+    if (ps.has_field("tau_viscous")) {  // rate term of viscous fluids, from the last step's L
+      const Real* viscous = ps.real("tau_viscous");
+      for (std::size_t p = 0; p < n * D * D; ++p) stress_[p] += viscous[p];
+    }
     for (std::size_t p = 0; p < n; ++p) MatMap(stress_.data() + D * D * p) *= V0[p];
   }
 
@@ -286,6 +291,7 @@ class MpmStep final : public MpmStepper {
     const bool flip = transfer_ == Transfer::Flip;
     ParticleId bad_id = std::numeric_limits<ParticleId>::max();
     int bad_field = 0;
+    Real* viscous = ps.has_field("tau_viscous") ? ps.real("tau_viscous") : nullptr;
     const Vec origin = Eigen::Map<const Eigen::Matrix<Real, 3, 1>>(g.origin.data()).template head<D>();
     const Real reach = Real(kBlockCoordMax) * g.block * g.dx;  // of the block keys, either way
     for (std::size_t b = 0; b < blocks.count(); ++b) {
@@ -346,9 +352,17 @@ class MpmStep final : public MpmStepper {
         MatMap(B + D * D * p) = B_new;
         MatMap(F + D * D * p) = Fp;
         Jp[p] = jp;
+        if (viscous)
+          MatMap(viscous + D * D * p) = viscous_kirchhoff(materials_[material[p]], L, Fp.determinant());
       }
     }
     check_finite(space, bad_id, bad_field);
+  }
+
+  // J η (L + Lᵀ), the Kirchhoff stress of a viscous fluid's rate term (Fluid.hpp); zero otherwise.
+  static Mat viscous_kirchhoff(const MpmMaterial& material, const Mat& L, Real J) {
+    if (const Fluid* fluid = std::get_if<Fluid>(&material)) return J * fluid->template viscous_stress<D>(L);
+    return Mat::Zero();
   }
 
   // Collective: if any rank found a non-finite value, every rank throws the same error naming
