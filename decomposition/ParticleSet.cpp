@@ -98,11 +98,16 @@ void gather(T* out, const T* in, const std::vector<std::size_t>& order) {
 template <class T>
 void gather(T* out, const T* in, const std::vector<std::size_t>& order, int components) {
   switch (components) {
-    case 1: return gather<T, 1>(out, in, order);
-    case 2: return gather<T, 2>(out, in, order);
-    case 3: return gather<T, 3>(out, in, order);
-    case 4: return gather<T, 4>(out, in, order);
-    case 9: return gather<T, 9>(out, in, order);
+    case 1:
+      return gather<T, 1>(out, in, order);
+    case 2:
+      return gather<T, 2>(out, in, order);
+    case 3:
+      return gather<T, 3>(out, in, order);
+    case 4:
+      return gather<T, 4>(out, in, order);
+    case 9:
+      return gather<T, 9>(out, in, order);
     default:
       for (std::size_t i = 0; i < order.size(); ++i)
         std::memcpy(out + components * i, in + components * order[i], components * sizeof(T));

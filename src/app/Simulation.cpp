@@ -25,16 +25,6 @@ BlockGeometry geometry_of(const Scene& scene) {
   return g;
 }
 
-ParticleSet particles_for(const Method& method, int dimension) {
-  ParticleSet ps(dimension);
-  ps.add_field("velocity", FieldType::Real, dimension);
-  ps.add_field("mass", FieldType::Real, 1);
-  ps.add_field("volume", FieldType::Real, 1);
-  ps.add_field("material", FieldType::Int32, 1);
-  method.register_fields(ps);
-  return ps;
-}
-
 Real max_speed(const Space& space) {
   const ParticleSet& ps = space.particles();
   const int d = ps.dimension();
@@ -81,7 +71,8 @@ OutputFields output_fields(const Scene& scene, const Method& method, const Parti
   for (const auto& name : scene.output.fields) {
     if (ps.has_field(name))
       fields.stored.push_back(name);
-    else if (name == "rank" || method.derived_field_components(name) > 0)
+    else if (name == "rank" || (name == "material" && scene.materials.size() <= 1) ||
+             method.derived_field_components(name) > 0)
       fields.derived.push_back(name);
     else if (rank == 0)
       fmt::print("nendo: note: method '{}' has no particle field '{}'; it is not written\n", scene.method,
@@ -96,9 +87,11 @@ ParticleSet output_view(const Space& space, const Method& method, const OutputFi
   ParticleSet view(ps.dimension());
   for (const auto& name : fields.stored)
     if (!view.has_field(name)) view.add_field(name, ps.field(name).type(), ps.field(name).components());
+  // "rank" and a single-material scene's "material" are integers the driver knows.
+  const auto is_index = [](const std::string& name) { return name == "rank" || name == "material"; };
   for (const auto& name : fields.derived)
-    view.add_field(name, name == "rank" ? FieldType::Int32 : FieldType::Real,
-                   name == "rank" ? 1 : method.derived_field_components(name));
+    view.add_field(name, is_index(name) ? FieldType::Int32 : FieldType::Real,
+                   is_index(name) ? 1 : method.derived_field_components(name));
   view.resize(ps.size());
   const auto copy = [&](const ParticleField& from) {
     std::memcpy(view.field(from.name()).raw(), from.raw(), from.bytes_per_particle() * ps.size());
@@ -109,6 +102,8 @@ ParticleSet output_view(const Space& space, const Method& method, const OutputFi
   for (const auto& name : fields.derived) {
     if (name == "rank")
       std::fill_n(view.int32("rank"), ps.size(), mpi::rank(space.comm()));
+    else if (name == "material")
+      std::fill_n(view.int32("material"), ps.size(), 0);
     else
       method.derive_field(space, name, view.real(name));
   }
@@ -196,7 +191,7 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   std::unique_ptr<Method> method = make_method(scene);
   const std::string dir = options.output_dir.value_or(scene.output.dir);
 
-  ParticleSet seeded = particles_for(*method, scene.dimension);
+  ParticleSet seeded = make_particles(*method, scene.dimension);
   seed_bodies(comm, scene, seeded);
   Space space(comm, geometry_of(scene), std::move(seeded));
   space.distribute();

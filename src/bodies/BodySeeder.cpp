@@ -71,9 +71,9 @@ struct BodyFields {
 void set_fields(ParticleSet& ps, std::size_t p, const BodyFields& f) {
   const int d = ps.dimension();
   for (int a = 0; a < d; ++a) ps.real("velocity")[d * p + a] = (*f.velocity)[a];
-  ps.real("mass")[p] = f.mass;
   ps.real("volume")[p] = f.volume;
-  ps.int32("material")[p] = f.material;
+  if (ps.has_field("mass")) ps.real("mass")[p] = f.mass;  // methods that store it (MPM derives it)
+  if (ps.has_field("material")) ps.int32("material")[p] = f.material;
 }
 
 void seed_lattice(const BodySettings& b, const Lattice& l, const BodyFields& f, ParticleId id_base, int rank,

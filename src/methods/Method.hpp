@@ -1,6 +1,7 @@
 #pragma once
 // What every method provides to the driver. A method owns its physics; the space, exchanges,
 // output and checkpoints are shared. Virtual calls happen once per step, never per particle.
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -68,5 +69,11 @@ std::unique_ptr<Method> make_method(const Scene& scene);
 
 // Kinetic energy, momentum and mass from the "velocity" and "mass" fields (collective).
 GlobalDiagnostics particle_diagnostics(const Space& space);
+// The same with the mass of local particle p given by mass(p) (methods that derive it).
+GlobalDiagnostics particle_diagnostics(const Space& space, const std::function<Real(std::size_t)>& mass);
+
+// An empty particle set with what every method's particles carry (id, position, velocity,
+// reference volume) and the fields `method` registers (mass, material, its state).
+ParticleSet make_particles(const Method& method, int dimension);
 
 }  // namespace nendo

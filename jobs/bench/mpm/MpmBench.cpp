@@ -83,12 +83,7 @@ struct Sample {
 
 Sample run_once(MPI_Comm comm, const Scene& scene, int steps, std::uint64_t& particles, double& persistent) {
   std::unique_ptr<Method> method = make_method(scene);
-  ParticleSet ps(scene.dimension);
-  ps.add_field("velocity", FieldType::Real, scene.dimension);
-  ps.add_field("mass", FieldType::Real, 1);
-  ps.add_field("volume", FieldType::Real, 1);
-  ps.add_field("material", FieldType::Int32, 1);
-  method->register_fields(ps);
+  ParticleSet ps = make_particles(*method, scene.dimension);
   seed_bodies(comm, scene, ps);
   persistent = static_cast<double>(ps.bytes_per_particle());
   BlockGeometry g;

@@ -4,6 +4,8 @@ namespace nendo {
 
 void Ballistic::register_fields(ParticleSet& particles) const {
   particles.add_field("velocity", FieldType::Real, particles.dimension());
+  particles.add_field("mass", FieldType::Real, 1);
+  particles.add_field("material", FieldType::Int32, 1);
 }
 
 void Ballistic::advance(Space& space, Real /*t*/, Real dt) {

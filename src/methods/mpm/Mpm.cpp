@@ -17,6 +17,12 @@ std::unique_ptr<MpmStepper> make_stepper(const Scene& scene) {
 
 Mpm::Mpm(const Scene& scene)
     : dimension_(scene.dimension),
+      multi_material_(scene.materials.size() > 1),
+      plastic_(std::any_of(scene.materials.begin(), scene.materials.end(),
+                           [](const auto& m) {
+                             return std::visit([](const auto& model) { return model.kPlastic; },
+                                               make_mpm_material(m.second));
+                           })),
       viscous_(std::any_of(scene.materials.begin(), scene.materials.end(),
                            [](const auto& m) {
                              return m.second.model == Fluid::kName && m.second.params.at("viscosity") > 0;
@@ -27,7 +33,10 @@ void Mpm::register_fields(ParticleSet& particles) const {
   const int d = particles.dimension();
   particles.add_field("B", FieldType::Real, d * d);  // APIC affine matrix (spec 002 §6.1)
   particles.add_field("F", FieldType::Real, d * d);  // deformation gradient (elastic part F_E), row-major
-  particles.add_field("Jp", FieldType::Real, 1);     // plastic volume ratio J_P (spec 002 §3)
+  // Mass is ρ V⁰ of the particle's material; the material index and J_P (spec 002 §3) are carried
+  // only when they vary: several materials, a plastic one.
+  if (multi_material_) particles.add_field("material", FieldType::Int32, 1);
+  if (plastic_) particles.add_field("Jp", FieldType::Real, 1);
   // Viscous Kirchhoff stress J η (L + Lᵀ) from the last velocity gradient: only with a viscous fluid.
   if (viscous_) particles.add_field("tau_viscous", FieldType::Real, d * d);
 }

@@ -29,9 +29,10 @@ class Mpm final : public Method {
   void advance(Space& space, Real t, Real dt) override { stepper_->advance(space, t, dt); }
   GlobalDiagnostics diagnostics(const Space& space) const override { return stepper_->diagnostics(space); }
   std::vector<StageTime> stage_times() const override { return stepper_->stage_times(); }
-  // "stress": the Cauchy stress σ = τ / J (d×d, row-major); "J": det F_E · J_P, the volume ratio.
+  // "stress": the Cauchy stress σ = τ / J (d×d, row-major); "J": det F_E · J_P, the volume ratio;
+  // "Jp" and "mass" when the particles do not carry them (elastic scenes; always).
   int derived_field_components(const std::string& name) const override {
-    return name == "stress" ? dimension_ * dimension_ : name == "J" ? 1 : 0;
+    return name == "stress" ? dimension_ * dimension_ : name == "J" || name == "Jp" || name == "mass" ? 1 : 0;
   }
   void derive_field(const Space& space, const std::string& name, Real* out) const override {
     stepper_->derive_field(space, name, out);
@@ -39,6 +40,8 @@ class Mpm final : public Method {
 
  private:
   int dimension_;
+  bool multi_material_;
+  bool plastic_;
   bool viscous_;
   std::unique_ptr<MpmStepper> stepper_;
 };

@@ -45,11 +45,8 @@ class MpmStep final : public MpmStepper {
   void initialize(Space& space) override {
     ParticleSet& ps = space.particles();
     Real* F = ps.real("F");
-    Real* Jp = ps.real("Jp");
-    for (std::size_t p = 0; p < ps.size(); ++p) {
-      MatMap(F + D * D * p).setIdentity();
-      Jp[p] = 1;
-    }
+    for (std::size_t p = 0; p < ps.size(); ++p) MatMap(F + D * D * p).setIdentity();
+    if (ps.has_field("Jp")) std::fill_n(ps.real("Jp"), ps.size(), 1.0);
     if (ps.has_field("tau_viscous")) std::fill_n(ps.real("tau_viscous"), ps.size() * D * D, 0.0);
   }
 
@@ -57,13 +54,13 @@ class MpmStep final : public MpmStepper {
   Real stable_dt(const Space& space) const override {
     if (cfl_ <= 0) return std::numeric_limits<Real>::infinity();
     const ParticleSet& ps = space.particles();
-    const std::int32_t* material = ps.int32("material");
-    const Real* Jp = ps.real("Jp");
+    const Fields f = fields(ps);
     Real local = 0, c = 0;
     for (std::size_t p = 0; p < ps.size(); ++p) {
-      const int m = material[p];
-      local = std::max(local, std::visit([&](const auto& mat) { return mat.wave_speed(density_[m], Jp[p]); },
-                                         materials_[m]));
+      const int m = f.material(p);
+      local = std::max(
+          local,
+          std::visit([&](const auto& mat) { return mat.wave_speed(density_[m], f.Jp(p)); }, materials_[m]));
     }
     MPI_Allreduce(&local, &c, 1, MPI_DOUBLE, MPI_MAX, space.comm());
     return c > 0 ? cfl_ * space.geometry().dx / c : std::numeric_limits<Real>::infinity();
@@ -85,40 +82,58 @@ class MpmStep final : public MpmStepper {
 
   void derive_field(const Space& space, const std::string& name, Real* out) const override {
     const ParticleSet& ps = space.particles();
-    const std::int32_t* material = ps.int32("material");
+    const Fields f = fields(ps);
     const Real* F = ps.real("F");
-    const Real* Jp = ps.real("Jp");
     for (std::size_t p = 0; p < ps.size(); ++p) {
       const Mat Fp = MatMap(const_cast<Real*>(F) + D * D * p);
       const Real J = Fp.determinant();
       if (name == "J") {
-        out[p] = J * Jp[p];
+        out[p] = J * f.Jp(p);
+      } else if (name == "Jp") {
+        out[p] = f.Jp(p);
+      } else if (name == "mass") {
+        out[p] = f.mass(p);
       } else {
-        const Mat tau = std::visit([&](const auto& m) { return Mat(m.template kirchhoff<D>(Fp, Jp[p])); },
-                                   materials_[material[p]]);
-        MatMap(out + D * D * p) = tau / (J * Jp[p]);  // σ = τ / det F, F = F_E F_P (validation.md §6)
+        const Mat tau = std::visit([&](const auto& m) { return Mat(m.template kirchhoff<D>(Fp, f.Jp(p))); },
+                                   materials_[f.material(p)]);
+        MatMap(out + D * D * p) = tau / (J * f.Jp(p));  // σ = τ / det F, F = F_E F_P (validation.md §6)
       }
     }
   }
 
   GlobalDiagnostics diagnostics(const Space& space) const override {
-    GlobalDiagnostics g = particle_diagnostics(space);
     const ParticleSet& ps = space.particles();
-    const std::int32_t* material = ps.int32("material");
+    const Fields f = fields(ps);
+    GlobalDiagnostics g = particle_diagnostics(space, [&](std::size_t p) { return f.mass(p); });
     const Real* F = ps.real("F");
-    const Real* Jp = ps.real("Jp");
-    const Real* V0 = ps.real("volume");
     Real local = 0;
     for (std::size_t p = 0; p < ps.size(); ++p) {
       const Mat Fp = MatMap(const_cast<Real*>(F) + D * D * p);
-      local += V0[p] * std::visit([&](const auto& m) { return m.template psi<D>(Fp, Jp[p]); },
-                                  materials_[material[p]]);
+      local += f.V0[p] * std::visit([&](const auto& m) { return m.template psi<D>(Fp, f.Jp(p)); },
+                                    materials_[f.material(p)]);
     }
     MPI_Allreduce(&local, &g.elastic_energy, 1, MPI_DOUBLE, MPI_SUM, space.comm());
     return g;
   }
 
  private:
+  // What the stages read per particle besides F, x, v, B. A particle carries J_P only when the
+  // scene has a plastic material and its material index only when there are several; its mass is
+  // ρ V⁰ (Mpm::register_fields): 208 bytes per particle for an elastic 3D scene.
+  struct Fields {
+    const std::int32_t* material_index;
+    const Real* plastic_ratio;
+    const Real* V0;
+    const Real* density;
+    int material(std::size_t p) const { return material_index ? material_index[p] : 0; }
+    Real Jp(std::size_t p) const { return plastic_ratio ? plastic_ratio[p] : 1.0; }
+    Real mass(std::size_t p) const { return density[material(p)] * V0[p]; }
+  };
+  Fields fields(const ParticleSet& ps) const {
+    return {ps.has_field("material") ? ps.int32("material") : nullptr,
+            ps.has_field("Jp") ? ps.real("Jp") : nullptr, ps.real("volume"), density_.data()};
+  }
+
   // The kernel of one particle along each axis: weights w, gradients dw, and the offsets
   // o = x_i − x_p of its N nodes, wo = w·o; corner: the window index of the first node.
   struct Stencil {
@@ -181,17 +196,18 @@ class MpmStep final : public MpmStepper {
   // material is chosen once per run and may work on a batch (kirchhoff_batch, Materials.hpp).
   void compute_stress(const Space& space) {
     const ParticleSet& ps = space.particles();
-    const std::int32_t* material = ps.int32("material");
+    const Fields f = fields(ps);
     const Real* F = ps.real("F");
-    const Real* Jp = ps.real("Jp");
-    const Real* V0 = ps.real("volume");
     const std::size_t n = ps.size();
+    if (!f.plastic_ratio) ones_.resize(n, 1.0);
+    const Real* Jp = f.plastic_ratio ? f.plastic_ratio : ones_.data();
+    const Real* V0 = f.V0;
     stress_.resize(n * D * D);
     for (std::size_t begin = 0, end = 0; begin < n; begin = end) {
-      end = begin + 1;
-      while (end < n && material[end] == material[begin]) ++end;
+      end = f.material_index ? begin + 1 : n;
+      while (end < n && f.material(end) == f.material(begin)) ++end;
       std::visit([&](const auto& m) { kirchhoff_run<D>(m, F, Jp, begin, end, stress_.data()); },
-                 materials_[material[begin]]);
+                 materials_[f.material(begin)]);
     }
     if (ps.has_field("tau_viscous")) {  // rate term of viscous fluids, from the last step's L
       const Real* viscous = ps.real("tau_viscous");
@@ -207,7 +223,7 @@ class MpmStep final : public MpmStepper {
     const Real* x = ps.positions();
     const Real* v = ps.real("velocity");
     const Real* B = ps.real("B");
-    const Real* m = ps.real("mass");
+    const Fields f = fields(ps);
     // Optional external acceleration per particle (manufactured solutions, tests): b_p adds
     // m_p b_p w_ip to f_i (spec §8 eq. (189) with a body force).
     const Real* body = ps.has_field("body_force") ? ps.real("body_force") : nullptr;
@@ -223,20 +239,21 @@ class MpmStep final : public MpmStepper {
       Real* window = windows_.data() + b * wn;
       for (std::size_t p = blocks.begin(b); p < blocks.end(b); ++p) {
         const Stencil s = stencil(g, cb, x + D * p);
-        const Vec mv = m[p] * VecMap(const_cast<Real*>(v) + D * p);
-        const Mat affine = (m[p] * d_inverse) * Mat(MatMap(const_cast<Real*>(B) + D * D * p));
+        const Real mp = f.mass(p);
+        const Vec mv = mp * VecMap(const_cast<Real*>(v) + D * p);
+        const Mat affine = (mp * d_inverse) * Mat(MatMap(const_cast<Real*>(B) + D * D * p));
         const Mat tau = MatMap(stress_.data() + D * D * p);
-        const Vec fb = body ? Vec(m[p] * VecMap(const_cast<Real*>(body) + D * p)) : zero;
+        const Vec fb = body ? Vec(mp * VecMap(const_cast<Real*>(body) + D * p)) : zero;
         Vec e[D][N];
         if (!flip) {  // momentum + Δt force in one set of components
           for (int a = 0; a < D; ++a)
             for (int i = 0; i < N; ++i) e[a][i] = s.wo[a][i] * affine.col(a) - (dt * s.dw[a][i]) * tau.col(a);
-          splat(window, c, ex, ey, s, mv + dt * fb, e, 1, m + p);
+          splat(window, c, ex, ey, s, mv + dt * fb, e, 1, &mp);
         } else {  // FLIP: momentum and force apart, for the velocity increment (spec §6.4)
           Vec none[D][N];
           for (int a = 0; a < D; ++a)
             for (int i = 0; i < N; ++i) none[a][i].setZero(), e[a][i] = -s.dw[a][i] * tau.col(a);
-          splat(window, c, ex, ey, s, mv, none, 1, m + p);
+          splat(window, c, ex, ey, s, mv, none, 1, &mp);
           splat(window, c, ex, ey, s, fb, e, 1 + D, nullptr);
         }
       }
@@ -282,8 +299,8 @@ class MpmStep final : public MpmStepper {
     Real* v = ps.real("velocity");
     Real* B = ps.real("B");
     Real* F = ps.real("F");
-    Real* Jp = ps.real("Jp");
-    const std::int32_t* material = ps.int32("material");
+    Real* Jp = ps.has_field("Jp") ? ps.real("Jp") : nullptr;
+    const Fields f = fields(ps);
     const ParticleId* id = ps.ids();
     const int cv = velocity_components();
     const int ex = ghost.window_extent(0), ey = ghost.window_extent(1);
@@ -329,8 +346,8 @@ class MpmStep final : public MpmStepper {
           }
         const Vec v_change = v_pic - v_old;
         Mat Fp = (Mat::Identity() + dt * L) * Mat(MatMap(F + D * D * p));  // spec §7.2
-        Real jp = Jp[p];
-        std::visit([&](const auto& m) { m.template project<D>(Fp, jp); }, materials_[material[p]]);  // §3.2
+        Real jp = f.Jp(p);
+        std::visit([&](const auto& m) { m.template project<D>(Fp, jp); }, materials_[f.material(p)]);  // §3.2
         Vec v_new = v_pic;
         if (transfer_ == Transfer::Flip)
           v_new = (1 - flip_ratio_) * v_pic + flip_ratio_ * (VecMap(v + D * p) + v_change);  // spec §6.4
@@ -351,9 +368,9 @@ class MpmStep final : public MpmStepper {
         VecMap(v + D * p) = v_new;
         MatMap(B + D * D * p) = B_new;
         MatMap(F + D * D * p) = Fp;
-        Jp[p] = jp;
+        if (Jp) Jp[p] = jp;
         if (viscous)
-          MatMap(viscous + D * D * p) = viscous_kirchhoff(materials_[material[p]], L, Fp.determinant());
+          MatMap(viscous + D * D * p) = viscous_kirchhoff(materials_[f.material(p)], L, Fp.determinant());
       }
     }
     check_finite(space, bad_id, bad_field);
@@ -393,6 +410,7 @@ class MpmStep final : public MpmStepper {
   long step_ = 0;
   enum Stage { kStress, kP2G, kScatter, kGrid, kGather, kG2P, kMigrate };
   StageClock clock_{{"stress", "P2G", "scatter_add", "grid", "gather", "G2P", "migrate"}};
+  std::vector<Real> ones_;  // J_P of particles that carry none
   std::vector<Real> stress_, windows_, grid_, grid_velocity_;
 };
 

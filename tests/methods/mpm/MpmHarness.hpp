@@ -1,6 +1,7 @@
 #pragma once
 // Runs an MPM scene in-process: parse, seed, distribute, initialise, step. For tests that need
 // the particle state between steps.
+#include <iterator>
 #include <memory>
 #include <string>
 
@@ -26,12 +27,7 @@ struct MpmRun {
     register_mpm_material_schemas();
     scene = parse_scene(yaml, "test.yaml", overrides);
     method = std::make_unique<Mpm>(scene);
-    ParticleSet ps(scene.dimension);
-    ps.add_field("velocity", FieldType::Real, scene.dimension);
-    ps.add_field("mass", FieldType::Real, 1);
-    ps.add_field("volume", FieldType::Real, 1);
-    ps.add_field("material", FieldType::Int32, 1);
-    method->register_fields(ps);
+    ParticleSet ps = make_particles(*method, scene.dimension);
     for (const auto& [name, components] : extra_fields) ps.add_field(name, FieldType::Real, components);
     seed_bodies(comm, scene, ps);
     BlockGeometry g;
@@ -49,8 +45,12 @@ struct MpmRun {
     ++steps;
   }
   ParticleSet& particles() { return space->particles(); }
-  // Mass of local particle p (use this, not the "mass" field, which may become derived).
-  Real mass(std::size_t p) { return particles().real("mass")[p]; }
+  // Mass of local particle p: ρ V⁰ of its material (MPM particles carry no mass field).
+  Real mass(std::size_t p) {
+    ParticleSet& ps = particles();
+    const int material = ps.has_field("material") ? ps.int32("material")[p] : 0;
+    return std::next(scene.materials.begin(), material)->second.params.at("density") * ps.real("volume")[p];
+  }
   // Collective: kinetic, elastic energy, momentum, mass over all ranks.
   GlobalDiagnostics diagnostics() const { return method->diagnostics(*space); }
 };
