@@ -8,6 +8,7 @@
 // x = 0 is held either by a sticky plane (the period gates) or by antisymmetry (the amplitude
 // and energy gates; see docs/validation.md §1 for why the sticky plane misses those).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -17,10 +18,10 @@
 #include <map>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "MpmHarness.hpp"
+#include "ValidationCsv.hpp"
 
 namespace nendo {
 namespace {
@@ -29,34 +30,14 @@ using testing::MpmRun;
 
 constexpr Real kPi = 3.14159265358979323846;
 constexpr Real kLength = 1, kYoung = 100, kDensity = 1, kV0 = 0.1;
-const Real kWaveSpeed = std::sqrt(kYoung / kDensity);    // c = 10
-const Real kPeriod = 4 * kLength / kWaveSpeed;           // T = 0.4 s
-const Real kAmplitude = 2 * kV0 / kPi;                   // 0.063662
+const Real kWaveSpeed = std::sqrt(kYoung / kDensity);               // c = 10
+const Real kPeriod = 4 * kLength / kWaveSpeed;                      // T = 0.4 s
+const Real kAmplitude = 2 * kV0 / kPi;                              // 0.063662
 const Real kEnergyPerSection = kDensity * kV0 * kV0 * kLength / 4;  // 0.0025
 constexpr int kPeriods = 5;
 constexpr int kCellsHigh = 2;
 
-// Rank 0 writes $NENDO_BINARY_DIR/validation/<name>.csv (set by ctest; nothing when unset). The
-// file is written aside and renamed, so the 1- and 2-rank runs of this test never leave a mix.
-void write_csv(const std::string& name, const std::string& header, const std::vector<std::vector<Real>>& rows) {
-  if (mpi::rank(MPI_COMM_WORLD) != 0) return;
-  const char* binary = std::getenv("NENDO_BINARY_DIR");
-  if (binary == nullptr) return;
-  const std::filesystem::path dir = std::filesystem::path(binary) / "validation";
-  std::filesystem::create_directories(dir);
-  const std::filesystem::path path = dir / (name + ".csv");
-  const std::filesystem::path aside = dir / (name + ".csv." + std::to_string(::getpid()));
-  {
-    std::ofstream out(aside);
-    out << header << '\n';
-    out.precision(17);
-    for (const auto& row : rows) {
-      for (std::size_t k = 0; k < row.size(); ++k) out << (k ? "," : "") << row[k];
-      out << '\n';
-    }
-  }
-  std::filesystem::rename(aside, path);
-}
+using testing::write_csv;  // tests/validation/ValidationCsv.hpp
 
 // How the end x = 0 is held.
 enum class End {
@@ -75,7 +56,7 @@ struct BarCase {
 };
 
 struct BarSeries {
-  Real dx = 0, dt = 0, section = 0;  // section: the cross-section of the half 0 ≤ x ≤ L
+  Real dx = 0, dt = 0, section = 0;                // section: the cross-section of the half 0 ≤ x ≤ L
   std::vector<Real> time, v_cm, kinetic, elastic;  // v_cm of 0 ≤ x ≤ L; energies of the whole bar
   Real total(std::size_t k) const { return kinetic[k] + elastic[k]; }
   Real bars = 1;  // 2 for the antisymmetric bar: energies per unit section of 0 ≤ x ≤ L divide by it
@@ -86,8 +67,8 @@ std::string bar_scene(const BarCase& c, Real dx, Real height) {
   s.precision(17);
   s << "nendo: 1\nmethod: mpm\ndimension: 2\ngravity: [0, 0]\n"
     << "time: {end: " << c.periods * kPeriod << ", dt: " << 0.1 * dx / kWaveSpeed << "}\n"
-    << "grid: {dx: " << dx << ", kernel: quadratic, transfer: " << c.transfer << ", flip_ratio: " << c.flip_ratio
-    << "}\n"
+    << "grid: {dx: " << dx << ", kernel: quadratic, transfer: " << c.transfer
+    << ", flip_ratio: " << c.flip_ratio << "}\n"
     << "materials:\n  bar: {model: linear, E: " << kYoung << ", nu: 0, density: " << kDensity << "}\n"
     << "bodies:\n  - {shape: box, min: [" << (c.end == End::Antisymmetric ? -kLength : 0) << ", 0], max: ["
     << kLength << ", " << height << "], material: bar, particles_per_cell: 2}\n"
@@ -195,7 +176,8 @@ std::vector<Real> half_period_peaks(const BarSeries& s) {
 
 Real max_energy_drift(const BarSeries& s) {
   Real drift = 0;
-  for (std::size_t k = 0; k < s.time.size(); ++k) drift = std::max(drift, std::fabs(s.total(k) / s.total(0) - 1));
+  for (std::size_t k = 0; k < s.time.size(); ++k)
+    drift = std::max(drift, std::fabs(s.total(k) / s.total(0) - 1));
   return drift;
 }
 
@@ -280,7 +262,8 @@ TEST(BarVibration, StickyWallPeriodErrorHalvesWithTheCellSize) {
   BarCase c{20, "apic"};
   c.end = End::Antisymmetric;
   print("APIC, antisymmetric, 20 cells: period / 0.4 - 1", measured_period(bar(c)) / kPeriod - 1);
-  write_csv("bar_convergence", "cells,dx,period,period_error,energy_drift,smallest_peak_over_amplitude", rows);
+  write_csv("bar_convergence", "cells,dx,period,period_error,energy_drift,smallest_peak_over_amplitude",
+            rows);
   EXPECT_GT(error[0], 0);  // the wall holds the bar a little beyond x = 0: a longer bar, a longer period
   EXPECT_LE(std::fabs(error[0]), 0.02);
   EXPECT_LE(std::fabs(error[2]), 0.005);

@@ -9,6 +9,7 @@
 // 1.02 E0, the disks separating at 3.5 s; APIC recovers more kinetic energy at Δx/2 than at Δx;
 // FLIP 0.99 recovers 0.70–0.95 KE0 (the peer window).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -20,10 +21,10 @@
 #include <numeric>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "MpmHarness.hpp"
+#include "ValidationCsv.hpp"
 
 namespace nendo {
 namespace {
@@ -33,26 +34,7 @@ using testing::MpmRun;
 constexpr Real kDt = 1e-3, kEnd = 3.5, kRadius = 0.2, kSpeed = 0.1;
 constexpr long kSteps = 3500;
 
-// Rank 0 writes $NENDO_BINARY_DIR/validation/<name>.csv (set by ctest; nothing when unset),
-// aside and renamed so that concurrent 1- and 2-rank runs never leave a mix.
-void write_csv(const std::string& name, const std::string& header, const std::vector<std::vector<Real>>& rows) {
-  if (mpi::rank(MPI_COMM_WORLD) != 0) return;
-  const char* binary = std::getenv("NENDO_BINARY_DIR");
-  if (binary == nullptr) return;
-  const std::filesystem::path dir = std::filesystem::path(binary) / "validation";
-  std::filesystem::create_directories(dir);
-  const std::filesystem::path aside = dir / (name + ".csv." + std::to_string(::getpid()));
-  {
-    std::ofstream out(aside);
-    out << header << '\n';
-    out.precision(17);
-    for (const auto& row : rows) {
-      for (std::size_t k = 0; k < row.size(); ++k) out << (k ? "," : "") << row[k];
-      out << '\n';
-    }
-  }
-  std::filesystem::rename(aside, dir / (name + ".csv"));
-}
+using testing::write_csv;  // tests/validation/ValidationCsv.hpp
 
 void print(const std::string& what, Real value) {
   if (mpi::rank(MPI_COMM_WORLD) == 0) std::printf("  %-52s %.6g\n", what.c_str(), value);
@@ -225,7 +207,8 @@ void expect_exact_invariants(const DiskRun& r) {
   print(run + ": particles", r.particles);
   print(run + ": KE0", r.ke0);
   print(run + ": max |sum m v| / sum m|v|", r.worst_momentum);
-  print(run + ": asymmetry x, v/|v0|, B/(|v0| dx), F", std::max({r.asymmetry[0], r.asymmetry[1], r.asymmetry[2], r.asymmetry[3]}));
+  print(run + ": asymmetry x, v/|v0|, B/(|v0| dx), F",
+        std::max({r.asymmetry[0], r.asymmetry[1], r.asymmetry[2], r.asymmetry[3]}));
 }
 
 struct Dip {

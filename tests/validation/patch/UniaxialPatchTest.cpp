@@ -17,6 +17,7 @@
 // not CB-Geo's −1 (which sums strain increments additively: E Σ Δt ε̇ = −1 exactly); both print
 // as −1.000.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -26,10 +27,10 @@
 #include <numeric>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "MpmHarness.hpp"
+#include "ValidationCsv.hpp"
 
 namespace nendo {
 namespace {
@@ -39,26 +40,7 @@ using testing::MpmRun;
 constexpr Real kYoung = 1000, kTopVelocity = -0.01, kDt = 0.01, kCell = 1;
 constexpr int kSteps = 10;
 
-// Rank 0 writes $NENDO_BINARY_DIR/validation/<name>.csv (set by ctest; nothing when unset),
-// aside and renamed so that concurrent 1- and 2-rank runs never leave a mix.
-void write_csv(const std::string& name, const std::string& header, const std::vector<std::vector<Real>>& rows) {
-  if (mpi::rank(MPI_COMM_WORLD) != 0) return;
-  const char* binary = std::getenv("NENDO_BINARY_DIR");
-  if (binary == nullptr) return;
-  const std::filesystem::path dir = std::filesystem::path(binary) / "validation";
-  std::filesystem::create_directories(dir);
-  const std::filesystem::path aside = dir / (name + ".csv." + std::to_string(::getpid()));
-  {
-    std::ofstream out(aside);
-    out << header << '\n';
-    out.precision(17);
-    for (const auto& row : rows) {
-      for (std::size_t k = 0; k < row.size(); ++k) out << (k ? "," : "") << row[k];
-      out << '\n';
-    }
-  }
-  std::filesystem::rename(aside, dir / (name + ".csv"));
-}
+using testing::write_csv;  // tests/validation/ValidationCsv.hpp
 
 std::string patch_scene(const std::string& kernel) {
   std::ostringstream s;
@@ -71,8 +53,8 @@ std::string patch_scene(const std::string& kernel) {
     << "], material: patch, particles_per_cell: 2}\n"
     << "colliders:\n";
   for (int row = -1; row <= 2; ++row)  // every node row a particle's stencil reaches
-    s << "  - {shape: box, inside: false, boundary: slip, min: [-10, " << (row - 0.25) * kCell << "], max: [10, "
-      << (row + 0.25) * kCell << "], velocity: [0, " << kTopVelocity * row << "]}\n";
+    s << "  - {shape: box, inside: false, boundary: slip, min: [-10, " << (row - 0.25) * kCell
+      << "], max: [10, " << (row + 0.25) * kCell << "], velocity: [0, " << kTopVelocity * row << "]}\n";
   return s.str();
 }
 
@@ -88,7 +70,8 @@ std::vector<Stress> particle_stresses(MpmRun& run) {
   std::vector<Real> mine;
   for (std::size_t p = 0; p < ps.size(); ++p) {
     const Mat<2> F = Eigen::Map<const Eigen::Matrix<Real, 2, 2, Eigen::RowMajor>>(ps.real("F") + 4 * p);
-    const Mat<2> tau = std::visit([&](const auto& m) { return Mat<2>(m.template kirchhoff<2>(F, 1.0)); }, material);
+    const Mat<2> tau =
+        std::visit([&](const auto& m) { return Mat<2>(m.template kirchhoff<2>(F, 1.0)); }, material);
     const Mat<2> sigma = tau / F.determinant();
     mine.insert(mine.end(), {sigma(0, 0), sigma(1, 1), sigma(0, 1)});
   }
@@ -121,10 +104,11 @@ void run_patch(const std::string& kernel) {
       EXPECT_NEAR(s.xy, 0.0, 5e-9) << kernel << ", step " << n;
     }
     const Stress& s = stresses.front();
-    rows.push_back({Real(n), n * kDt, s.yy, s.xx, s.xy, expected_sigma_yy(n), kYoung * n * kDt * kTopVelocity / kCell});
+    rows.push_back(
+        {Real(n), n * kDt, s.yy, s.xx, s.xy, expected_sigma_yy(n), kYoung * n * kDt * kTopVelocity / kCell});
   }
-  write_csv("patch_uniaxial_" + kernel, "step,time,sigma_yy,sigma_xx,sigma_xy,sigma_yy_multiplicative,sigma_yy_additive",
-            rows);
+  write_csv("patch_uniaxial_" + kernel,
+            "step,time,sigma_yy,sigma_xx,sigma_xy,sigma_yy_multiplicative,sigma_yy_additive", rows);
   const std::vector<Stress> stresses = particle_stresses(run);
   char printed[32];
   std::snprintf(printed, sizeof printed, "%.3f", stresses.front().yy);
@@ -134,8 +118,8 @@ void run_patch(const std::string& kernel) {
     worst_yy = std::max(worst_yy, std::fabs(s.yy - expected_sigma_yy(kSteps))),
     worst_xx = std::max(worst_xx, std::fabs(s.xx));
   if (mpi::rank(MPI_COMM_WORLD) == 0)
-    std::printf("  %s: sigma_yy = %s (%.15f, expected %.15f, |error| %.2e), max |sigma_xx| %.2e\n", kernel.c_str(),
-                printed, stresses.front().yy, expected_sigma_yy(kSteps), worst_yy, worst_xx);
+    std::printf("  %s: sigma_yy = %s (%.15f, expected %.15f, |error| %.2e), max |sigma_xx| %.2e\n",
+                kernel.c_str(), printed, stresses.front().yy, expected_sigma_yy(kSteps), worst_yy, worst_xx);
 }
 
 TEST(UniaxialPatch, QuadraticSplinesGiveTheExactStress) { run_patch("quadratic"); }
