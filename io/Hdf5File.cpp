@@ -1,5 +1,6 @@
 #include "io/Hdf5File.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "core/Error.hpp"
@@ -159,6 +160,29 @@ void Hdf5File::write_attribute(hid_t object, const std::string& name, std::uint6
 }
 void Hdf5File::write_attribute(hid_t object, const std::string& name, std::int32_t value) const {
   write_scalar_attribute(object, name, H5T_STD_I32LE, H5T_NATIVE_INT32, &value);
+}
+
+// A fixed-length UTF-8 string (h5py reads it as str; scene texts are a few kB).
+void Hdf5File::write_attribute(hid_t object, const std::string& name, const std::string& value) const {
+  const std::string what = "write attribute '" + name + "'";
+  Hdf5Id type(check(H5Tcopy(H5T_C_S1), what), H5Tclose);
+  check_status(H5Tset_size(type.get(), std::max<std::size_t>(value.size(), 1)), what);
+  check_status(H5Tset_cset(type.get(), H5T_CSET_UTF8), what);
+  check_status(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), what);
+  const std::string stored = value.empty() ? std::string(1, '\0') : value;
+  write_scalar_attribute(object, name, type.get(), type.get(), stored.data());
+}
+
+std::string Hdf5File::read_string_attribute(hid_t object, const std::string& name) const {
+  const std::string what = "read attribute '" + name + "'";
+  Hdf5Id attribute(check(H5Aopen(object, name.c_str(), H5P_DEFAULT), what), H5Aclose);
+  Hdf5Id type(check(H5Aget_type(attribute.get()), what), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0)
+    throw Error("HDF5: attribute '" + name + "' in " + path_ + " is not a fixed-length string");
+  std::string value(H5Tget_size(type.get()), '\0');
+  check_status(H5Aread(attribute.get(), type.get(), value.data()), what);
+  value.resize(value.find('\0') == std::string::npos ? value.size() : value.find('\0'));
+  return value;
 }
 
 void Hdf5File::read_scalar_attribute(hid_t object, const std::string& name, hid_t memory_type,

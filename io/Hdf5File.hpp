@@ -90,9 +90,14 @@ class Hdf5File {
   void write_attribute(hid_t object, const std::string& name, std::int64_t value) const;
   void write_attribute(hid_t object, const std::string& name, std::uint64_t value) const;
   void write_attribute(hid_t object, const std::string& name, std::int32_t value) const;
+  void write_attribute(hid_t object, const std::string& name, const std::string& value) const;
+  void write_attribute(hid_t object, const std::string& name, const char* value) const {
+    write_attribute(object, name, std::string(value));
+  }
   double read_double_attribute(hid_t object, const std::string& name) const;
   std::int64_t read_int64_attribute(hid_t object, const std::string& name) const;
   std::uint64_t read_uint64_attribute(hid_t object, const std::string& name) const;
+  std::string read_string_attribute(hid_t object, const std::string& name) const;
   bool has_attribute(hid_t object, const std::string& name) const;
 
  private:
