@@ -162,7 +162,7 @@ void Hdf5File::write_attribute(hid_t object, const std::string& name, std::int32
   write_scalar_attribute(object, name, H5T_STD_I32LE, H5T_NATIVE_INT32, &value);
 }
 
-// A fixed-length UTF-8 string (h5py reads it as str; scene texts are a few kB).
+// A fixed-length UTF-8 string (h5py returns bytes: .decode()); scene texts are a few kB.
 void Hdf5File::write_attribute(hid_t object, const std::string& name, const std::string& value) const {
   const std::string what = "write attribute '" + name + "'";
   Hdf5Id type(check(H5Tcopy(H5T_C_S1), what), H5Tclose);
