@@ -35,6 +35,11 @@ void Space::distribute() {
   rebalance();
 }
 
+void Space::distribute(const Partition& partition) {
+  partition_ = partition;
+  migrate();
+}
+
 void Space::migrate() {
   blocks_ = migration_.migrate(particles_, geometry_, partition_);
   ghost_current_ = false;

@@ -29,6 +29,8 @@ class Space {
   // Particles may start on any rank (seeding splits work by lattice index, not by space): move
   // them to a provisional key-range partition, then balance. Collective.
   void distribute();
+  // The same onto a known partition of the same rank count (a checkpoint's), without balancing.
+  void distribute(const Partition& partition);
   // After particles moved: send each to its block's owner and re-sort. Collective.
   void migrate();
   // New partition from the block weights, then migrate. Collective.

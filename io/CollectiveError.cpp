@@ -17,7 +17,7 @@ void raise_collectively(MPI_Comm comm, const std::string& local_error) {
   MPI_Bcast(&length, 1, MPI_INT, first, comm);
   std::string message = rank == first ? local_error : std::string(static_cast<std::size_t>(length), ' ');
   MPI_Bcast(message.data(), length, MPI_CHAR, first, comm);
-  throw Error(message);
+  throw CollectiveError(message);
 }
 
 }  // namespace nendo

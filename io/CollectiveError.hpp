@@ -8,7 +8,7 @@
 
 namespace nendo {
 
-// Collective over comm. If local_error is non-empty on any rank, every rank throws nendo::Error
+// Collective over comm. If local_error is non-empty on any rank, every rank throws nendo::CollectiveError
 // with the message of the lowest such rank; otherwise returns on every rank.
 void raise_collectively(MPI_Comm comm, const std::string& local_error);
 

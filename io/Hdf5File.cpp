@@ -54,6 +54,9 @@ void silence_hdf5_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 Hdf5File Hdf5File::create(const std::string& path, MPI_Comm comm) {
   silence_hdf5_errors();
   Hdf5File file(path, true);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  file.writes_small_data_ = rank == 0;
   Hdf5Id access(file.check(H5Pcreate(H5P_FILE_ACCESS), "create file access property list"), H5Pclose);
   file.check_status(H5Pset_fapl_mpio(access.get(), comm, MPI_INFO_NULL), "set MPI-IO file access");
   // Metadata is written collectively, as one MPI-IO operation instead of one per rank.
@@ -92,6 +95,8 @@ void Hdf5File::close() {
   check_status(status, "close file");
 }
 
+void Hdf5File::flush() const { check_status(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), "flush file"); }
+
 hid_t Hdf5File::check(hid_t id, const std::string& operation) const {
   if (id < 0) fail(operation);
   return id;
@@ -118,6 +123,22 @@ Hdf5Id Hdf5File::open_group(const std::string& name) const {
 
 Hdf5Id Hdf5File::open_dataset(const std::string& name) const {
   return Hdf5Id(check(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), "open dataset " + name), H5Dclose);
+}
+
+namespace {
+herr_t collect_link_name(hid_t, const char* name, const H5L_info_t*, void* names) {
+  static_cast<std::vector<std::string>*>(names)->push_back(name);
+  return 0;
+}
+}  // namespace
+
+std::vector<std::string> Hdf5File::list(const std::string& group) const {
+  Hdf5Id opened = open_group(group);
+  std::vector<std::string> names;
+  hsize_t position = 0;
+  check_status(H5Literate(opened.get(), H5_INDEX_NAME, H5_ITER_INC, &position, collect_link_name, &names),
+               "list " + group);
+  return names;
 }
 
 bool Hdf5File::exists(const std::string& name) const {
@@ -160,6 +181,93 @@ void Hdf5File::write_attribute(hid_t object, const std::string& name, std::uint6
 }
 void Hdf5File::write_attribute(hid_t object, const std::string& name, std::int32_t value) const {
   write_scalar_attribute(object, name, H5T_STD_I32LE, H5T_NATIVE_INT32, &value);
+}
+
+namespace {
+
+template <class T>
+struct Hdf5TypeOf;
+template <>
+struct Hdf5TypeOf<double> {
+  static hid_t file() { return H5T_IEEE_F64LE; }
+  static hid_t memory() { return H5T_NATIVE_DOUBLE; }
+};
+template <>
+struct Hdf5TypeOf<std::int64_t> {
+  static hid_t file() { return H5T_STD_I64LE; }
+  static hid_t memory() { return H5T_NATIVE_INT64; }
+};
+template <>
+struct Hdf5TypeOf<std::uint64_t> {
+  static hid_t file() { return H5T_STD_U64LE; }
+  static hid_t memory() { return H5T_NATIVE_UINT64; }
+};
+
+}  // namespace
+
+void Hdf5File::write_small_dataset(const std::string& name, hid_t file_type, hid_t memory_type, hid_t space,
+                                   const void* data) const {
+  const std::string what = "write dataset " + name;
+  Hdf5Id dataset(
+      check(H5Dcreate2(id(), name.c_str(), file_type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), what),
+      H5Dclose);
+  if (H5Sget_simple_extent_npoints(space) == 0) return;  // no storage, nothing to write
+  // One writer: the other ranks join the collective transfer with an empty selection.
+  Hdf5Id selection(check(H5Scopy(space), what), H5Sclose);
+  if (parallel_ && !writes_small_data_) check_status(H5Sselect_none(selection.get()), what);
+  check_status(H5Dwrite(dataset.get(), memory_type, selection.get(), selection.get(), transfer(), data),
+               what);
+}
+
+template <class T>
+void Hdf5File::write_vector(const std::string& name, const std::vector<T>& values) const {
+  const hsize_t size = values.size();
+  Hdf5Id space(check(H5Screate_simple(1, &size, nullptr), "write dataset " + name), H5Sclose);
+  write_small_dataset(name, Hdf5TypeOf<T>::file(), Hdf5TypeOf<T>::memory(), space.get(), values.data());
+}
+
+template <class T>
+std::vector<T> Hdf5File::read_vector(const std::string& name) const {
+  const std::string what = "read dataset " + name;
+  Hdf5Id dataset = open_dataset(name);
+  Hdf5Id space(check(H5Dget_space(dataset.get()), what), H5Sclose);
+  if (H5Sget_simple_extent_ndims(space.get()) != 1)
+    throw Error("HDF5: " + name + " in " + path_ + " is not 1D");
+  std::vector<T> values(static_cast<std::size_t>(H5Sget_simple_extent_npoints(space.get())));
+  if (!values.empty())
+    check_status(
+        H5Dread(dataset.get(), Hdf5TypeOf<T>::memory(), H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), what);
+  return values;
+}
+
+template void Hdf5File::write_vector(const std::string&, const std::vector<double>&) const;
+template void Hdf5File::write_vector(const std::string&, const std::vector<std::int64_t>&) const;
+template void Hdf5File::write_vector(const std::string&, const std::vector<std::uint64_t>&) const;
+template std::vector<double> Hdf5File::read_vector(const std::string&) const;
+template std::vector<std::int64_t> Hdf5File::read_vector(const std::string&) const;
+template std::vector<std::uint64_t> Hdf5File::read_vector(const std::string&) const;
+
+void Hdf5File::write_text(const std::string& name, const std::string& text) const {
+  const std::string what = "write dataset " + name;
+  Hdf5Id type(check(H5Tcopy(H5T_C_S1), what), H5Tclose);
+  check_status(H5Tset_size(type.get(), std::max<std::size_t>(text.size(), 1)), what);
+  check_status(H5Tset_cset(type.get(), H5T_CSET_UTF8), what);
+  check_status(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), what);
+  Hdf5Id space(check(H5Screate(H5S_SCALAR), what), H5Sclose);
+  const std::string stored = text.empty() ? std::string(1, '\0') : text;
+  write_small_dataset(name, type.get(), type.get(), space.get(), stored.data());
+}
+
+std::string Hdf5File::read_text(const std::string& name) const {
+  const std::string what = "read dataset " + name;
+  Hdf5Id dataset = open_dataset(name);
+  Hdf5Id type(check(H5Dget_type(dataset.get()), what), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0)
+    throw Error("HDF5: dataset " + name + " in " + path_ + " is not a fixed-length string");
+  std::string text(H5Tget_size(type.get()), '\0');
+  check_status(H5Dread(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()), what);
+  text.resize(text.find('\0') == std::string::npos ? text.size() : text.find('\0'));
+  return text;
 }
 
 // A fixed-length UTF-8 string (h5py returns bytes: .decode()); scene texts are a few kB.

@@ -71,6 +71,9 @@ class Hdf5File {
   // Closes the file (collective for parallel files). Every object opened in it must be closed
   // first. Throws nendo::Error on failure.
   void close();
+  // Writes everything buffered to the storage; for parallel files collective, and MPI-IO syncs
+  // every rank's writes (MPI_File_sync). Throws nendo::Error on failure.
+  void flush() const;
 
   // Throw a nendo::Error "HDF5: <operation> failed for <path>: <reason>" when the id/status is
   // negative; return the id otherwise.
@@ -83,6 +86,8 @@ class Hdf5File {
   Hdf5Id open_group(const std::string& name) const;
   Hdf5Id open_dataset(const std::string& name) const;
   bool exists(const std::string& name) const;
+  // The names of the links in a group, in name order.
+  std::vector<std::string> list(const std::string& group) const;
 
   // Scalar attributes on an object of this file (the file id itself for root attributes).
   // Writing is collective for parallel files: every rank passes the same value.
@@ -100,15 +105,28 @@ class Hdf5File {
   std::string read_string_attribute(hid_t object, const std::string& name) const;
   bool has_attribute(hid_t object, const std::string& name) const;
 
+  // Small datasets that every rank knows alike (a checkpoint's splitters, method state, scene
+  // text): writing is collective, every rank passes the same values and rank 0 writes them.
+  // T is double, std::int64_t or std::uint64_t; text is a fixed-length UTF-8 string dataset.
+  template <class T>
+  void write_vector(const std::string& name, const std::vector<T>& values) const;
+  template <class T>
+  std::vector<T> read_vector(const std::string& name) const;
+  void write_text(const std::string& name, const std::string& text) const;
+  std::string read_text(const std::string& name) const;
+
  private:
   Hdf5File(std::string path, bool parallel) : path_(std::move(path)), parallel_(parallel) {}
   void write_scalar_attribute(hid_t object, const std::string& name, hid_t file_type, hid_t memory_type,
                               const void* value) const;
   void read_scalar_attribute(hid_t object, const std::string& name, hid_t memory_type, void* value) const;
+  void write_small_dataset(const std::string& name, hid_t file_type, hid_t memory_type, hid_t space,
+                           const void* data) const;
 
   std::string path_;
   bool parallel_ = false;
-  Hdf5Id transfer_;  // declared before file_: destroyed after it
+  bool writes_small_data_ = true;  // rank 0 of a parallel file, and every serial file
+  Hdf5Id transfer_;                // declared before file_: destroyed after it
   Hdf5Id file_;
 };
 

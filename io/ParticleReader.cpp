@@ -4,6 +4,7 @@
 
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
+#include "io/Checksum.hpp"
 #include "io/CollectiveError.hpp"
 #include "io/Hdf5File.hpp"
 
@@ -96,11 +97,13 @@ ParticleFileInfo ParticleReader::describe(const std::string& path) {
   return info;
 }
 
-ParticleSet ParticleReader::read(MPI_Comm comm, const std::string& path, ParticleFileInfo* info_out) {
+ParticleSet ParticleReader::read(MPI_Comm comm, const std::string& path, ParticleFileInfo* info_out,
+                                 bool verify_checksums) {
   const int rank = mpi::rank(comm), ranks = mpi::size(comm);
   std::string error;
   ParticleFileInfo info;
   ParticleSet particles(3);
+  std::vector<std::uint64_t> stored, computed;  // per field, when verifying
   try {
     Hdf5File file = Hdf5File::open_read(path, comm);
     info = read_header(file);
@@ -115,6 +118,11 @@ ParticleSet ParticleReader::read(MPI_Comm comm, const std::string& path, Particl
       const std::string name = "/particles/" + field.name;
       const std::string what = "read dataset " + name;
       Hdf5Id dataset = file.open_dataset(name);
+      if (verify_checksums) {
+        if (!file.has_attribute(dataset.get(), "checksum"))
+          throw Error("particle file " + path + ": dataset " + name + " has no checksum");
+        stored.push_back(file.read_uint64_attribute(dataset.get(), "checksum"));
+      }
       Hdf5Id file_space(file.check(H5Dget_space(dataset.get()), what), H5Sclose);
       const int dims = field.components == 1 ? 1 : 2;
       Hdf5Id memory_space;
@@ -136,12 +144,24 @@ ParticleSet ParticleReader::read(MPI_Comm comm, const std::string& path, Particl
       file.check_status(H5Dread(dataset.get(), memory_type(field.type), memory_space.get(), file_space.get(),
                                 file.transfer(), data),
                         what);
+      if (verify_checksums) {
+        const ParticleField& read = particles.field(field.name);
+        computed.push_back(rows_checksum(read.raw(), read.bytes_per_particle(), begin, count));
+      }
     }
     file.close();
   } catch (const Error& e) {
     error = e.what();
   }
   raise_collectively(comm, error);
+  if (verify_checksums && !stored.empty()) {
+    MPI_Allreduce(MPI_IN_PLACE, computed.data(), static_cast<int>(computed.size()), MPI_UINT64_T, MPI_SUM,
+                  comm);
+    for (std::size_t f = 0; f < computed.size(); ++f)
+      if (computed[f] != stored[f])
+        throw CollectiveError("particle file " + path + ": the data of /particles/" + info.fields[f].name +
+                              " do not match its checksum (the file is damaged)");
+  }
   if (info_out) *info_out = info;
   return particles;
 }

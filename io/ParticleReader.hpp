@@ -19,8 +19,12 @@ class ParticleReader {
 
   // Collective over comm: rank r of P gets the particles [r N / P, (r + 1) N / P) in file order,
   // with every field in /particles (types and component counts as stored; "id" and "position"
-  // first, the others in name order). info, when given, receives the header.
-  static ParticleSet read(MPI_Comm comm, const std::string& path, ParticleFileInfo* info = nullptr);
+  // first, the others in name order). info, when given, receives the header. With
+  // verify_checksums, every dataset must carry a "checksum" attribute (ParticleFileOptions) that
+  // matches its contents, else the file is reported as damaged. Errors are thrown on every rank
+  // (nendo::CollectiveError) naming the file.
+  static ParticleSet read(MPI_Comm comm, const std::string& path, ParticleFileInfo* info = nullptr,
+                          bool verify_checksums = false);
 };
 
 }  // namespace nendo

@@ -1,5 +1,6 @@
 #include "io/ParticleWriter.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
+#include "io/Checksum.hpp"
 #include "io/CollectiveError.hpp"
 #include "io/Hdf5File.hpp"
 
@@ -103,8 +105,8 @@ void check_directory(MPI_Comm comm, const std::string& path) {
 }
 
 // Collective: one (total,) or (total, components) dataset; this rank's count rows at offset.
-void write_dataset(const Hdf5File& file, const std::string& name, Hdf5Types types, int components,
-                   std::uint64_t count, std::uint64_t offset, std::uint64_t total, const void* data) {
+Hdf5Id write_dataset(const Hdf5File& file, const std::string& name, Hdf5Types types, int components,
+                     std::uint64_t count, std::uint64_t offset, std::uint64_t total, const void* data) {
   const std::string what = "write dataset " + name;
   const int rank = components == 1 ? 1 : 2;
   const hsize_t dims[2] = {total, static_cast<hsize_t>(components)};
@@ -131,10 +133,29 @@ void write_dataset(const Hdf5File& file, const std::string& name, Hdf5Types type
   }
   // A dataset with no elements has no storage (its address is undefined): there is nothing to
   // write, and every rank knows it from total.
-  if (total == 0) return;
+  if (total == 0) return dataset;
   file.check_status(
       H5Dwrite(dataset.get(), types.memory, memory_space.get(), file_space.get(), file.transfer(), data),
       what);
+  return dataset;
+}
+
+// Collective: the checksum of a field over all ranks (each rank adds its rows at their global rows).
+std::uint64_t global_checksum(MPI_Comm comm, const ParticleField& field, std::uint64_t offset,
+                              std::uint64_t count) {
+  std::uint64_t local = rows_checksum(field.raw(), field.bytes_per_particle(), offset, count), sum = 0;
+  MPI_Allreduce(&local, &sum, 1, MPI_UINT64_T, MPI_SUM, comm);
+  return sum;
+}
+
+// Data reaches the disk: the file's contents before its new name, the name before we return.
+std::string sync_path(const std::string& path, bool directory) {
+  const int fd = ::open(path.c_str(), directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
+  if (fd < 0) return "opening " + path + " to sync it failed: " + std::strerror(errno);
+  const int status = ::fsync(fd);
+  const int error = errno;
+  ::close(fd);
+  return status == 0 ? "" : "syncing " + path + " failed: " + std::strerror(error);
 }
 
 }  // namespace
@@ -174,7 +195,8 @@ ParticleFileInfo ParticleWriter::write(const ParticleSet& particles, double time
 ParticleFileInfo ParticleWriter::write_file(MPI_Comm comm, const std::string& path,
                                             const ParticleSet& particles,
                                             const std::vector<std::string>& field_names, double time,
-                                            std::int64_t step, int index) {
+                                            std::int64_t step, int index,
+                                            const ParticleFileOptions& options) {
   const std::vector<std::string> names = output_field_names(field_names);
   const std::vector<const ParticleField*> fields = resolve_fields(comm, path, particles, names);
   check_directory(comm, path);
@@ -204,25 +226,38 @@ ParticleFileInfo ParticleWriter::write_file(MPI_Comm comm, const std::string& pa
     {
       Hdf5Id group = file.create_group("/particles");
       file.write_attribute(group.get(), "count", total);
-      for (const ParticleField* field : fields)
-        write_dataset(file, "/particles/" + field->name(), hdf5_types(field->type()), field->components(),
-                      count, offset, total, field->raw());
-      Hdf5Id xdmf = file.create_group("/xdmf");
-      std::vector<std::int64_t> vertices(count);
-      std::iota(vertices.begin(), vertices.end(), static_cast<std::int64_t>(offset));
-      write_dataset(file, "/xdmf/polyvertex", {H5T_STD_I64LE, H5T_NATIVE_INT64}, 1, count, offset, total,
-                    vertices.data());
+      for (const ParticleField* field : fields) {
+        Hdf5Id dataset = write_dataset(file, "/particles/" + field->name(), hdf5_types(field->type()),
+                                       field->components(), count, offset, total, field->raw());
+        if (options.checksums)
+          file.write_attribute(dataset.get(), "checksum", global_checksum(comm, *field, offset, count));
+      }
+      if (options.polyvertex) {
+        Hdf5Id xdmf = file.create_group("/xdmf");
+        std::vector<std::int64_t> vertices(count);
+        std::iota(vertices.begin(), vertices.end(), static_cast<std::int64_t>(offset));
+        write_dataset(file, "/xdmf/polyvertex", {H5T_STD_I64LE, H5T_NATIVE_INT64}, 1, count, offset, total,
+                      vertices.data());
+      }
     }
+    if (options.finish) options.finish(file);
+    if (options.sync) file.flush();
     file.close();
   } catch (const Error& e) {
     error = e.what();
   }
-  raise_collectively(comm, error);
-
-  // Every rank has closed the file: only now may it take its final name.
-  MPI_Barrier(comm);
-  if (mpi::rank(comm) == 0 && std::rename(temporary.c_str(), path.c_str()) != 0)
+  const bool root = mpi::rank(comm) == 0;
+  // Every rank has closed the file (or failed to): only now may it take its final name.
+  int failed = error.empty() ? 0 : 1;
+  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm);
+  if (root && !failed && options.sync) error = sync_path(temporary, false);
+  if (root && !failed && error.empty() && std::rename(temporary.c_str(), path.c_str()) != 0)
     error = "particle output: renaming " + temporary + " to " + path + " failed: " + std::strerror(errno);
+  if (root && !failed && error.empty() && options.sync) {
+    const std::string parent = std::filesystem::path(path).parent_path().string();
+    error = sync_path(parent.empty() ? "." : parent, true);
+  }
+  if (root && (failed || !error.empty())) std::remove(temporary.c_str());  // no half-written file left
   raise_collectively(comm, error);
   return info;
 }

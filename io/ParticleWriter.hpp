@@ -12,6 +12,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,19 @@
 #include "io/XdmfSeries.hpp"
 
 namespace nendo {
+
+class Hdf5File;
+
+// What write_file adds to a plain output file; a checkpoint (io/Checkpoint.hpp) uses all of it.
+struct ParticleFileOptions {
+  bool polyvertex = true;  // /xdmf/polyvertex, the connectivity particles.xdmf points to
+  bool checksums = false;  // a "checksum" attribute (uint64, io/Checksum.hpp) on each /particles dataset
+  bool sync = false;       // flushed to the disk (MPI_File_sync, fsync) before the rename, and the
+                           // directory after it
+  // Called collectively after the particles are written, before the sync and the close: more
+  // groups and attributes (a checkpoint's /meta and its completeness marker).
+  std::function<void(const Hdf5File&)> finish;
+};
 
 class ParticleWriter {
  public:
@@ -42,10 +56,11 @@ class ParticleWriter {
   const std::vector<std::string>& fields() const { return fields_; }
 
   // Collective. Writes one particle file at path (through path + ".tmp" and a rename), with
-  // "id", "position" and the given fields, and no XDMF. info.index is set to index.
+  // "id", "position" and the given fields, and no XDMF. info.index is set to index. On failure
+  // the temporary file is removed and any file already at path is left as it was.
   static ParticleFileInfo write_file(MPI_Comm comm, const std::string& path, const ParticleSet& particles,
                                      const std::vector<std::string>& fields, double time, std::int64_t step,
-                                     int index = -1);
+                                     int index = -1, const ParticleFileOptions& options = {});
 
  private:
   MPI_Comm comm_;

@@ -14,6 +14,7 @@ PACKAGES=(
   libyaml-cpp-dev libcli11-dev libfmt-dev libgtest-dev libbenchmark-dev
   python3 python3-h5py-mpi python3-numpy python3-matplotlib
   paraview python3-paraview
+  slurm-wlm munge
 )
 
 # OpenMPI refuses root without these; tests run 3 and 4 ranks on small machines.

@@ -7,6 +7,9 @@
 #include <cstring>
 #include <filesystem>
 
+#include "app/Checkpointer.hpp"
+#include "app/Restart.hpp"
+#include "app/StopRequest.hpp"
 #include "bodies/BodySeeder.hpp"
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
@@ -118,8 +121,12 @@ std::string format_duration(double seconds) {
 
 class Progress {
  public:
-  Progress(MPI_Comm comm, double every_seconds, double end_time)
-      : rank0_(mpi::rank(comm) == 0), every_(every_seconds), end_(end_time), start_(MPI_Wtime()) {
+  Progress(MPI_Comm comm, double every_seconds, double start_time, double end_time)
+      : rank0_(mpi::rank(comm) == 0),
+        every_(every_seconds),
+        end_(end_time),
+        start_(MPI_Wtime()),
+        last_time_(start_time) {
     last_wall_ = start_;
   }
   void report(long step, double t, double dt, std::uint64_t particles, bool force) {
@@ -140,7 +147,7 @@ class Progress {
 
  private:
   bool rank0_;
-  double every_, end_, start_, last_wall_, last_time_ = 0;
+  double every_, end_, start_, last_wall_, last_time_;
   long steps_since_ = 0;
 };
 
@@ -184,29 +191,76 @@ void print_stage_profile(MPI_Comm comm, const Method& method, double wall) {
   if (mpi::rank(comm) == 0) fmt::print("{}\n", line);
 }
 
+// Everything but the particles that the next step needs, for a checkpoint.
+CheckpointMeta checkpoint_meta(const Scene& scene, const Space& space, const Method& method, long step,
+                               Real t, Real dt, bool finished, int output_index, Real next_output) {
+  CheckpointMeta meta;
+  meta.step = step, meta.time = t, meta.dt = dt, meta.finished = finished;
+  meta.ranks = space.ranks();
+  meta.method = scene.method;
+  meta.output_index = output_index;
+  meta.next_output = next_output;
+  meta.scene_text = scene.source_text;
+  meta.overrides = scene.overrides;
+  meta.splitters.assign(space.partition().splitters().begin(), space.partition().splitters().end());
+  meta.method_state = method.save_state();
+  const ParticleSet& ps = space.particles();
+  std::uint64_t next_id = 0;
+  for (std::size_t p = 0; p < ps.size(); ++p) next_id = std::max<std::uint64_t>(next_id, ps.ids()[p] + 1);
+  MPI_Allreduce(MPI_IN_PLACE, &next_id, 1, MPI_UINT64_T, MPI_MAX, space.comm());
+  meta.next_id = next_id;
+  return meta;
+}
+
+// A fresh run seeds the bodies; a restart reads the checkpoint and lands the particles on the
+// partition they were written with when the rank count is the same (else a balanced one).
+std::unique_ptr<Space> make_space(MPI_Comm comm, const Scene& scene, Method& method,
+                                  const std::optional<Resumed>& resumed, ParticleSet particles) {
+  if (!resumed) seed_bodies(comm, scene, particles);
+  auto space = std::make_unique<Space>(comm, geometry_of(scene), std::move(particles));
+  const std::vector<std::uint64_t>& splitters =
+      resumed ? resumed->checkpoint.meta.splitters : std::vector<std::uint64_t>{};
+  if (resumed && static_cast<int>(splitters.size()) == mpi::size(comm) + 1)
+    space->distribute(Partition(std::vector<BlockKey>(splitters.begin(), splitters.end())));
+  else
+    space->distribute();
+  if (resumed)
+    method.restore(*space, resumed->checkpoint.meta.method_state);
+  else
+    method.initialize(*space);
+  return space;
+}
+
 }  // namespace
 
 RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& options) {
   const int rank = mpi::rank(comm);
   std::unique_ptr<Method> method = make_method(scene);
   const std::string dir = options.output_dir.value_or(scene.output.dir);
+  const double walltime = options.walltime.value_or(scene.checkpoint.walltime);
+  Checkpointer checkpoints(comm, scene.checkpoint, walltime);
 
-  ParticleSet seeded = make_particles(*method, scene.dimension);
-  seed_bodies(comm, scene, seeded);
-  Space space(comm, geometry_of(scene), std::move(seeded));
-  space.distribute();
-  method->initialize(space);
+  // A restart is checked (and its particles read) before any other work.
+  std::optional<Resumed> resumed;
+  if (options.restart)
+    resumed = load_restart(comm, *options.restart, checkpoints.directory(), scene, options.allow_scene_change,
+                           *method);
+  ParticleSet particles = resumed ? std::move(resumed->particles) : make_particles(*method, scene.dimension);
+  std::unique_ptr<Space> space_owner = make_space(comm, scene, *method, resumed, std::move(particles));
+  Space& space = *space_owner;
   const LoadBalancePolicy balance{scene.balance.every_steps, scene.balance.threshold};
+  checkpoints.prepare(resumed ? resumed->checkpoint.meta.step : -1);
 
   make_output_directory(comm, dir);
   const OutputFields fields = output_fields(scene, *method, space.particles(), rank);
-  ParticleWriter writer(comm, dir, fields.all());
-  DiagnosticsCsv diagnostics(comm, dir);
+  const CheckpointMeta* from = resumed ? &resumed->checkpoint.meta : nullptr;
+  ParticleWriter writer(comm, dir, fields.all(), from ? static_cast<int>(from->output_index) : 0);
+  DiagnosticsCsv diagnostics(comm, dir, {}, from ? std::optional<std::int64_t>(from->step) : std::nullopt);
 
   RunSummary summary;
-  long step = 0;
-  Real t = 0, dt = 0;
-  Real next_output = 0;
+  long step = from ? from->step : 0;
+  Real t = from ? from->time : 0, dt = from ? from->dt : 0;
+  Real next_output = from ? from->next_output : 0;
   auto write_output = [&] {
     const GlobalDiagnostics g = method->diagnostics(space);
     writer.write(output_view(space, *method, fields), t, step);
@@ -222,14 +276,29 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
     if (scene.output.every_steps) return step % *scene.output.every_steps == 0;
     return t >= next_output - 1e-9 * *scene.output.every;
   };
+  auto write_checkpoint = [&](bool finished) {
+    summary.last_checkpoint = checkpoints.write(
+        space.particles(),
+        checkpoint_meta(scene, space, *method, step, t, dt, finished, writer.next_index(), next_output));
+  };
 
-  const std::uint64_t particles = space.global_particles();
-  if (rank == 0)
+  const std::uint64_t particles_total = space.global_particles();
+  if (rank == 0) {
     fmt::print("nendo: {} {}D, {} particles on {} ranks, output in {}/\n", scene.method, scene.dimension,
-               particles, mpi::size(comm), dir);
-  Progress progress(comm, options.progress_seconds, scene.time.end);
-  write_output();
+               particles_total, mpi::size(comm), dir);
+    if (from)
+      fmt::print("nendo: restarting from {} (step {}, t = {:.17g}, written on {} ranks)\n",
+                 resumed->checkpoint.path, from->step, from->time, from->ranks);
+  }
+  Progress progress(comm, options.progress_seconds, t, scene.time.end);
+  StopRequest stop(comm, walltime);
+  // Before the first checkpoint, its cost is guessed at 100 MB/s (for the wall-time budget).
+  const double checkpoint_guess = 1e-8 * static_cast<double>(particles_total) *
+                                  static_cast<double>(space.particles().bytes_per_particle());
+  if (!from) write_output();
   while (t < scene.time.end && (!options.max_steps || step < *options.max_steps)) {
+    const double step_start = MPI_Wtime();
+    const Real before = t;
     dt = next_dt(scene, *method, space, t);
     try {
       method->advance(space, t, dt);
@@ -240,10 +309,19 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
     t = std::min(t + dt, scene.time.end), ++step;
     space.maybe_rebalance(step, balance);
     const bool last = !(t < scene.time.end) || (options.max_steps && step >= *options.max_steps);
-    progress.report(step, t, dt, particles, last);
+    progress.report(step, t, dt, particles_total, last);
     if (output_due() || last) write_output();
+    const double checkpoint_cost =
+        checkpoints.last_write_seconds() > 0 ? checkpoints.last_write_seconds() : checkpoint_guess;
+    const StopReason reason = stop.poll(MPI_Wtime() - step_start, checkpoint_cost);
+    if (checkpoints.due(step, before, t) || (last && checkpoints.enabled()) || reason != StopReason::None)
+      write_checkpoint(!(t < scene.time.end));
+    if (reason != StopReason::None && !last) {
+      summary.stopped_by = stop.describe();
+      break;
+    }
   }
-  summary.steps = step, summary.time = t, summary.particles = particles;
+  summary.steps = step, summary.time = t, summary.particles = particles_total;
   summary.wall_seconds = progress.elapsed();
   print_stage_profile(comm, *method, summary.wall_seconds);
   return summary;

@@ -1,6 +1,7 @@
 #pragma once
-// The time loop of `nendo run`: seed, distribute, then step, balance, report progress and write
-// output until the scene's end time (or a step budget).
+// The time loop of `nendo run`: seed (or resume from a checkpoint), distribute, then step,
+// balance, report progress, write output and checkpoints until the scene's end time, a step
+// budget, a stop signal or the wall-time budget.
 #include <mpi.h>
 
 #include <optional>
@@ -14,6 +15,9 @@ struct RunOptions {
   std::optional<long> max_steps;          // --steps
   std::optional<std::string> output_dir;  // --output, replaces output.dir
   double progress_seconds = 2.0;          // wall time between progress lines
+  std::optional<std::string> restart;     // --restart latest|FILE
+  bool allow_scene_change = false;        // --allow-scene-change
+  std::optional<double> walltime;         // --walltime, replaces checkpoint.walltime (seconds)
 };
 
 struct RunSummary {
@@ -22,6 +26,8 @@ struct RunSummary {
   std::uint64_t particles = 0;
   double wall_seconds = 0;
   int outputs = 0;
+  std::string stopped_by;       // non-empty when a signal or the wall-time budget ended the run early
+  std::string last_checkpoint;  // the newest checkpoint written, if any
 };
 
 RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& options);

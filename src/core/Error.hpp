@@ -11,4 +11,11 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// An error raised on every rank alike (io/CollectiveError.hpp, or a check every rank makes on the
+// same data): no rank is left waiting, so the run can stop cleanly instead of aborting MPI.
+class CollectiveError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace nendo

@@ -9,6 +9,7 @@
 
 #include "core/Error.hpp"
 #include "core/StageClock.hpp"
+#include "core/StateRecord.hpp"
 #include "decomposition/Space.hpp"
 #include "scene/Scene.hpp"
 
@@ -30,6 +31,14 @@ class Method {
   virtual void register_fields(ParticleSet& particles) const = 0;
   // Called once the seeded particles are distributed.
   virtual void initialize(Space& /*space*/) {}
+  // What a checkpoint must carry besides the particle fields (counters, random state, emitter
+  // progress); the same on every rank. Every piece of state a step reads must be in one or the
+  // other: the restart tests (tests/app/restart_test.py) check that a restarted run is bitwise
+  // the uninterrupted one.
+  virtual StateRecord save_state() const { return {}; }
+  // Called instead of initialize() when a run resumes from a checkpoint: the particles are
+  // distributed and carry their checkpointed fields; state is what save_state() returned.
+  virtual void restore(Space& /*space*/, const StateRecord& /*state*/) {}
   // The largest stable step for the current state (collective); infinity if unbounded.
   virtual Real stable_dt(const Space& /*space*/) const { return std::numeric_limits<Real>::infinity(); }
   // One step from time t to t + dt; particles end migrated to their owners.

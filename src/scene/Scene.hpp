@@ -70,7 +70,8 @@ struct OutputSettings {
 
 struct CheckpointSettings {
   std::string dir;
-  int every_steps = 0;  // 0: no periodic checkpoints
+  int every_steps = 0;  // 0: no checkpoints every N steps
+  Real every = 0;       // simulated seconds between checkpoints; 0: none
   int keep = 0;
   Real walltime = 0;  // seconds; 0: no wall-time budget
 };

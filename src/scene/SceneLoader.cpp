@@ -239,6 +239,7 @@ class SceneReader {
     CheckpointSettings settings;
     settings.dir = checkpoint.text("dir");
     settings.every_steps = checkpoint.integer("every_steps");
+    settings.every = checkpoint.real("every");
     settings.keep = checkpoint.integer("keep");
     settings.walltime = checkpoint.real("walltime");
     return settings;

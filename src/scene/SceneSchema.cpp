@@ -70,9 +70,14 @@ std::vector<KeySchema> checkpoint_keys() {
       KeySchema::integer("every_steps", "steps between checkpoints; 0 turns periodic checkpoints off")
           .defaults_to("0")
           .at_least(0),
+      KeySchema::real("every", "simulated time between checkpoints; 0 turns them off")
+          .measured_in("s")
+          .defaults_to("0")
+          .at_least(0),
       KeySchema::integer("keep", "number of most recent checkpoints kept").defaults_to("3").at_least(1),
       KeySchema::real("walltime",
-                      "wall-time budget: a final checkpoint and a clean exit when it runs out; 0 is off")
+                      "wall-time budget of the run: a final checkpoint and a clean exit (code 0) before it runs "
+                      "out; 0 is off (nendo run --walltime overrides it)")
           .measured_in("s")
           .defaults_to("0")
           .at_least(0),

@@ -13,6 +13,8 @@ class MpmStepper {
  public:
   virtual ~MpmStepper() = default;
   virtual void initialize(Space& space) = 0;
+  virtual StateRecord save_state() const = 0;
+  virtual void restore(const StateRecord& state) = 0;
   virtual void advance(Space& space, Real t, Real dt) = 0;
   virtual Real stable_dt(const Space& space) const = 0;
   virtual GlobalDiagnostics diagnostics(const Space& space) const = 0;
@@ -25,6 +27,8 @@ class Mpm final : public Method {
   explicit Mpm(const Scene& scene);
   void register_fields(ParticleSet& particles) const override;
   void initialize(Space& space) override { stepper_->initialize(space); }
+  StateRecord save_state() const override { return stepper_->save_state(); }
+  void restore(Space& /*space*/, const StateRecord& state) override { stepper_->restore(state); }
   Real stable_dt(const Space& space) const override { return stepper_->stable_dt(space); }
   void advance(Space& space, Real t, Real dt) override { stepper_->advance(space, t, dt); }
   GlobalDiagnostics diagnostics(const Space& space) const override { return stepper_->diagnostics(space); }

@@ -50,6 +50,18 @@ class MpmStep final : public MpmStepper {
     if (ps.has_field("tau_viscous")) std::fill_n(ps.real("tau_viscous"), ps.size() * D * D, 0.0);
   }
 
+  // The grid is rebuilt every step and the particle fields hold the rest; only the step counter
+  // (for messages) is kept here.
+  StateRecord save_state() const override {
+    StateRecord state;
+    state.integers["step"] = {step_};
+    return state;
+  }
+  void restore(const StateRecord& state) override {
+    const auto step = state.integers.find("step");
+    if (step != state.integers.end() && step->second.size() == 1) step_ = step->second[0];
+  }
+
   // spec 002 §9.3: Δt_elastic = C h / max_p c_p with the hardened dilatational wave speed.
   Real stable_dt(const Space& space) const override {
     if (cfl_ <= 0) return std::numeric_limits<Real>::infinity();

@@ -1,0 +1,166 @@
+#include "io/Checkpoint.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "core/Error.hpp"
+#include "io/CollectiveError.hpp"
+#include "io/Hdf5File.hpp"
+#include "io/ParticleReader.hpp"
+#include "io/ParticleWriter.hpp"
+
+namespace nendo {
+namespace {
+
+std::string join_lines(const std::vector<std::string>& lines) {
+  std::string text;
+  for (const std::string& line : lines) text += line + "\n";
+  return text;
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+void write_meta(const Hdf5File& file, const CheckpointMeta& meta) {
+  Hdf5Id group = file.create_group("/meta");
+  const hid_t g = group.get();
+  file.write_attribute(g, "format", static_cast<std::int32_t>(kCheckpointFormat));
+  file.write_attribute(g, "step", meta.step);
+  file.write_attribute(g, "time", meta.time);
+  file.write_attribute(g, "dt", meta.dt);
+  file.write_attribute(g, "ranks", static_cast<std::int32_t>(meta.ranks));
+  file.write_attribute(g, "method", meta.method);
+  file.write_attribute(g, "finished", static_cast<std::int32_t>(meta.finished));
+  file.write_attribute(g, "next_id", meta.next_id);
+  file.write_attribute(g, "output_index", meta.output_index);
+  file.write_attribute(g, "next_output", meta.next_output);
+  file.write_text("/meta/scene", meta.scene_text);
+  file.write_text("/meta/overrides", join_lines(meta.overrides));
+  file.write_vector("/meta/splitters", meta.splitters);
+  Hdf5Id method = file.create_group("/meta/method");
+  Hdf5Id reals = file.create_group("/meta/method/real");
+  Hdf5Id integers = file.create_group("/meta/method/integer");
+  for (const auto& [name, values] : meta.method_state.reals)
+    file.write_vector("/meta/method/real/" + name, values);
+  for (const auto& [name, values] : meta.method_state.integers)
+    file.write_vector("/meta/method/integer/" + name, values);
+  file.write_attribute(g, "complete", static_cast<std::int32_t>(1));  // last: the file is whole
+}
+
+CheckpointMeta read_meta(const Hdf5File& file) {
+  const std::string& path = file.path();
+  if (!file.exists("/meta")) throw Error("checkpoint " + path + ": not a checkpoint (no /meta group)");
+  Hdf5Id group = file.open_group("/meta");
+  const hid_t g = group.get();
+  if (!file.has_attribute(g, "complete"))
+    throw Error("checkpoint " + path + ": incomplete (no completeness marker; the write was interrupted)");
+  CheckpointMeta meta;
+  meta.format = static_cast<int>(file.read_int64_attribute(g, "format"));
+  if (meta.format != kCheckpointFormat)
+    throw Error("checkpoint " + path + ": format " + std::to_string(meta.format) +
+                ", this build reads format " + std::to_string(kCheckpointFormat));
+  meta.step = file.read_int64_attribute(g, "step");
+  meta.time = file.read_double_attribute(g, "time");
+  meta.dt = file.read_double_attribute(g, "dt");
+  meta.ranks = static_cast<int>(file.read_int64_attribute(g, "ranks"));
+  meta.method = file.read_string_attribute(g, "method");
+  meta.finished = file.read_int64_attribute(g, "finished") != 0;
+  meta.next_id = file.read_uint64_attribute(g, "next_id");
+  meta.output_index = file.read_int64_attribute(g, "output_index");
+  meta.next_output = file.read_double_attribute(g, "next_output");
+  meta.scene_text = file.read_text("/meta/scene");
+  meta.overrides = split_lines(file.read_text("/meta/overrides"));
+  meta.splitters = file.read_vector<std::uint64_t>("/meta/splitters");
+  for (const std::string& name : file.list("/meta/method/real"))
+    meta.method_state.reals[name] = file.read_vector<double>("/meta/method/real/" + name);
+  for (const std::string& name : file.list("/meta/method/integer"))
+    meta.method_state.integers[name] = file.read_vector<std::int64_t>("/meta/method/integer/" + name);
+  return meta;
+}
+
+}  // namespace
+
+std::string checkpoint_file_name(std::int64_t step) {
+  if (step < 0 || step > 999999999)
+    throw Error("checkpoint step " + std::to_string(step) + " is outside [0, 999999999]");
+  char name[40];
+  std::snprintf(name, sizeof name, "checkpoint_%09lld.h5", static_cast<long long>(step));
+  return name;
+}
+
+std::int64_t checkpoint_file_step(const std::string& file_name) {
+  const std::string name = std::filesystem::path(file_name).filename().string();
+  const std::string prefix = "checkpoint_", suffix = ".h5";
+  if (name.size() != prefix.size() + 9 + suffix.size()) return -1;
+  if (name.compare(0, prefix.size(), prefix) != 0) return -1;
+  if (name.compare(prefix.size() + 9, suffix.size(), suffix) != 0) return -1;
+  std::int64_t step = 0;
+  for (std::size_t i = prefix.size(); i < prefix.size() + 9; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return -1;
+    step = step * 10 + (name[i] - '0');
+  }
+  return step;
+}
+
+std::vector<std::string> list_checkpoints(const std::string& directory) {
+  std::vector<std::pair<std::int64_t, std::string>> found;
+  std::error_code code;
+  for (const auto& entry : std::filesystem::directory_iterator(directory, code)) {
+    const std::int64_t step = checkpoint_file_step(entry.path().string());
+    if (step >= 0) found.emplace_back(step, entry.path().string());
+  }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> paths;
+  for (auto& [step, path] : found) paths.push_back(std::move(path));
+  return paths;
+}
+
+void write_checkpoint(MPI_Comm comm, const std::string& path, const ParticleSet& particles,
+                      const CheckpointMeta& meta) {
+  std::vector<std::string> fields;
+  for (const ParticleField& field : particles.fields()) fields.push_back(field.name());
+  ParticleFileOptions options;
+  options.polyvertex = false;
+  options.checksums = true;
+  options.sync = true;
+  options.finish = [&](const Hdf5File& file) { write_meta(file, meta); };
+  try {
+    ParticleWriter::write_file(comm, path, particles, fields, meta.time, meta.step, -1, options);
+  } catch (const Error& e) {
+    throw CollectiveError("checkpoint " + path + " could not be written: " + e.what());
+  }
+}
+
+CheckpointMeta read_checkpoint_meta(MPI_Comm comm, const std::string& path) {
+  std::string error;
+  CheckpointMeta meta;
+  try {
+    Hdf5File file = Hdf5File::open_read(path, comm);
+    meta = read_meta(file);
+    file.close();
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  raise_collectively(comm, error);
+  return meta;
+}
+
+CheckpointMeta read_checkpoint_meta(const std::string& path) {
+  Hdf5File file = Hdf5File::open_read_serial(path);
+  CheckpointMeta meta = read_meta(file);
+  file.close();
+  return meta;
+}
+
+ParticleSet read_checkpoint_particles(MPI_Comm comm, const std::string& path) {
+  return ParticleReader::read(comm, path, nullptr, true);
+}
+
+}  // namespace nendo
