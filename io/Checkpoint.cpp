@@ -41,6 +41,7 @@ void write_meta(const Hdf5File& file, const CheckpointMeta& meta) {
   file.write_attribute(g, "next_id", meta.next_id);
   file.write_attribute(g, "output_index", meta.output_index);
   file.write_attribute(g, "next_output", meta.next_output);
+  file.write_attribute(g, "scheduled_through", meta.scheduled_through);
   file.write_text("/meta/scene", meta.scene_text);
   file.write_text("/meta/overrides", join_lines(meta.overrides));
   file.write_vector("/meta/splitters", meta.splitters);
@@ -75,6 +76,7 @@ CheckpointMeta read_meta(const Hdf5File& file) {
   meta.next_id = file.read_uint64_attribute(g, "next_id");
   meta.output_index = file.read_int64_attribute(g, "output_index");
   meta.next_output = file.read_double_attribute(g, "next_output");
+  meta.scheduled_through = file.read_int64_attribute(g, "scheduled_through");
   meta.scene_text = file.read_text("/meta/scene");
   meta.overrides = split_lines(file.read_text("/meta/overrides"));
   meta.splitters = file.read_vector<std::uint64_t>("/meta/splitters");

@@ -7,7 +7,8 @@
 //   /meta                   attributes format (int32), step (int64), time, dt (float64),
 //                           ranks (int32, the rank count that wrote it), method (string),
 //                           finished (int32), next_id (uint64), output_index (int64),
-//                           next_output (float64), and complete (int32 = 1), written last
+//                           next_output (float64), scheduled_through (int64: the last step
+//                           whose output follows the schedule), and complete (int32 = 1), last
 //   /meta/scene             the scene text as read (string dataset)
 //   /meta/overrides         the --set overrides applied to it, one per line (string dataset)
 //   /meta/splitters         the load-balance partition (uint64, ranks + 1)
@@ -35,10 +36,11 @@ struct CheckpointMeta {
   double dt = 0;  // the last step's
   int ranks = 0;
   std::string method;
-  bool finished = false;          // the run reached its end time
-  std::uint64_t next_id = 0;      // the smallest particle id never used
-  std::int64_t output_index = 0;  // the index the next output file gets
-  double next_output = 0;         // the simulated time of the next output (output.every)
+  bool finished = false;               // the run reached its end time
+  std::uint64_t next_id = 0;           // the smallest particle id never used
+  std::int64_t output_index = 0;       // the index the next output file gets
+  double next_output = 0;              // the simulated time of the next output (output.every)
+  std::int64_t scheduled_through = 0;  // diagnostics rows of steps up to this one are kept on restart
   std::string scene_text;
   std::vector<std::string> overrides;
   std::vector<std::uint64_t> splitters;

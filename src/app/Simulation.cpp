@@ -192,9 +192,11 @@ void print_stage_profile(MPI_Comm comm, const Method& method, double wall) {
 }
 
 // Everything but the particles that the next step needs, for a checkpoint.
-CheckpointMeta checkpoint_meta(const Scene& scene, const Space& space, const Method& method, long step,
-                               Real t, Real dt, bool finished, int output_index, Real next_output) {
+CheckpointMeta checkpoint_meta(const Scene& scene, const Space& space, const Method& method,
+                               long scheduled_through, long step, Real t, Real dt, bool finished,
+                               int output_index, Real next_output) {
   CheckpointMeta meta;
+  meta.scheduled_through = scheduled_through;
   meta.step = step, meta.time = t, meta.dt = dt, meta.finished = finished;
   meta.ranks = space.ranks();
   meta.method = scene.method;
@@ -255,13 +257,17 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   const OutputFields fields = output_fields(scene, *method, space.particles(), rank);
   const CheckpointMeta* from = resumed ? &resumed->checkpoint.meta : nullptr;
   ParticleWriter writer(comm, dir, fields.all(), from ? static_cast<int>(from->output_index) : 0);
-  DiagnosticsCsv diagnostics(comm, dir, {}, from ? std::optional<std::int64_t>(from->step) : std::nullopt);
+  DiagnosticsCsv diagnostics(comm, dir, {},
+                             from ? std::optional<std::int64_t>(from->scheduled_through) : std::nullopt);
 
   RunSummary summary;
   long step = from ? from->step : 0;
   Real t = from ? from->time : 0, dt = from ? from->dt : 0;
   Real next_output = from ? from->next_output : 0;
-  auto write_output = [&] {
+  // An output off the schedule (the last state of a --steps run) is replaced after a restart by
+  // the scheduled one that takes its index, so that a chain of runs writes what one run writes.
+  bool unscheduled_output = false;
+  auto write_output = [&](bool scheduled) {
     const GlobalDiagnostics g = method->diagnostics(space);
     writer.write(output_view(space, *method, fields), t, step);
     DiagnosticsRow row;
@@ -270,7 +276,8 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
     row.momentum = g.momentum, row.mass = g.mass;
     diagnostics.append(row);
     ++summary.outputs;
-    if (scene.output.every) next_output = t + *scene.output.every;
+    if (scene.output.every && scheduled) next_output = t + *scene.output.every;
+    unscheduled_output = !scheduled;
   };
   auto output_due = [&] {
     if (scene.output.every_steps) return step % *scene.output.every_steps == 0;
@@ -279,7 +286,8 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   auto write_checkpoint = [&](bool finished) {
     summary.last_checkpoint = checkpoints.write(
         space.particles(),
-        checkpoint_meta(scene, space, *method, step, t, dt, finished, writer.next_index(), next_output));
+        checkpoint_meta(scene, space, *method, step - (unscheduled_output ? 1 : 0), step, t, dt, finished,
+                        writer.next_index() - (unscheduled_output ? 1 : 0), next_output));
   };
 
   const std::uint64_t particles_total = space.global_particles();
@@ -295,7 +303,7 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   // Before the first checkpoint, its cost is guessed at 100 MB/s (for the wall-time budget).
   const double checkpoint_guess = 1e-8 * static_cast<double>(particles_total) *
                                   static_cast<double>(space.particles().bytes_per_particle());
-  if (!from) write_output();
+  if (!from) write_output(true);
   while (t < scene.time.end && (!options.max_steps || step < *options.max_steps)) {
     const double step_start = MPI_Wtime();
     const Real before = t;
@@ -310,7 +318,9 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
     space.maybe_rebalance(step, balance);
     const bool last = !(t < scene.time.end) || (options.max_steps && step >= *options.max_steps);
     progress.report(step, t, dt, particles_total, last);
-    if (output_due() || last) write_output();
+    unscheduled_output = false;
+    const bool due = output_due();
+    if (due || last) write_output(due || !(t < scene.time.end));
     const double checkpoint_cost =
         checkpoints.last_write_seconds() > 0 ? checkpoints.last_write_seconds() : checkpoint_guess;
     const StopReason reason = stop.poll(MPI_Wtime() - step_start, checkpoint_cost);
