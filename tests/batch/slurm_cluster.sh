@@ -67,12 +67,16 @@ show_logs() {
   done
 }
 
-# The pid in a pid file, if that process is alive.
+# The pid in a pid file, if that process is alive and is the daemon the file is named after
+# (slurmctld.pid, slurmd.pid, munged.pid): a stale file must not make us signal another process.
 live_pid() {
-  local pid
+  local pid name
   [ -s "$1" ] || return 1
   pid=$(cat "$1")
-  [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null && echo "$pid"
+  name=$(basename "$1" .pid)
+  [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || return 1
+  [ "$(basename "$(tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | head -n 1)")" = "$name" ] || return 1
+  echo "$pid"
 }
 
 port_busy() {
