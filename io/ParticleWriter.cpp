@@ -1,6 +1,7 @@
 #include "io/ParticleWriter.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,12 +9,14 @@
 #include <cstring>
 #include <filesystem>
 #include <numeric>
+#include <optional>
 
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
 #include "io/Checksum.hpp"
 #include "io/CollectiveError.hpp"
 #include "io/Hdf5File.hpp"
+#include "io/ParticleReader.hpp"
 
 namespace nendo {
 namespace {
@@ -148,6 +151,36 @@ std::uint64_t global_checksum(MPI_Comm comm, const ParticleField& field, std::ui
   return sum;
 }
 
+// Collective: rank 0 refuses to start a file that cannot fit (data plus a margin for HDF5's own
+// structures and /meta), before anything is written.
+void check_space(MPI_Comm comm, const std::string& path, std::uint64_t data_bytes) {
+  std::string error;
+  if (mpi::rank(comm) == 0) {
+    std::filesystem::path directory = std::filesystem::path(path).parent_path();
+    std::error_code code;
+    const std::filesystem::space_info space =
+        std::filesystem::space(directory.empty() ? "." : directory, code);
+    const std::uint64_t needed = data_bytes + data_bytes / 64 + (64u << 10);
+    if (!code && space.available < needed)
+      error = "not enough space for " + path + ": it needs about " + std::to_string(needed >> 10) + " KiB, " +
+              std::to_string(space.available >> 10) + " KiB are free (No space left on device)";
+  }
+  raise_collectively(comm, error);
+}
+
+// Open MPI's OMPIO can lose a failed write (ENOSPC) on some ranks without reporting it, leaving
+// holes in the file (seen on tmpfs with 3 and 4 ranks). Collective: whether the file system holds
+// fewer bytes of the file than were written into it (rank 0 looks, every rank learns).
+bool stored_less_than(MPI_Comm comm, const std::string& path, std::uint64_t data_bytes) {
+  int sparse = 0;
+  struct stat status {};
+  if (mpi::rank(comm) == 0)
+    sparse =
+        ::stat(path.c_str(), &status) != 0 || static_cast<std::uint64_t>(status.st_blocks) * 512 < data_bytes;
+  MPI_Bcast(&sparse, 1, MPI_INT, 0, comm);
+  return sparse != 0;
+}
+
 // Data reaches the disk: the file's contents before its new name, the name before we return.
 std::string sync_path(const std::string& path, bool directory) {
   const int fd = ::open(path.c_str(), directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
@@ -217,32 +250,69 @@ ParticleFileInfo ParticleWriter::write_file(MPI_Comm comm, const std::string& pa
     info.fields.push_back({field->name(), field->type(), field->components()});
 
   const std::string temporary = path + ".tmp";
+  if (options.sync) check_space(comm, path, total * particles.bytes_per_particle());
+  // Checksums first: they take collective sums, which must not interleave with a failure below.
+  std::vector<std::uint64_t> checksums;
+  if (options.checksums)
+    for (const ParticleField* field : fields)
+      checksums.push_back(global_checksum(comm, *field, offset, count));
+  // A collective HDF5 call can fail on some ranks only (a full disk fails the rank whose write hits
+  // it). After each part the ranks agree, so that all of them leave together and close the file in
+  // the same collective call instead of waiting in different ones.
+  const auto agreed = [&](const std::function<void()>& part) {
+    std::string local;
+    try {
+      part();
+    } catch (const Error& e) {
+      local = e.what();
+    }
+    raise_collectively(comm, local);
+  };
   std::string error;
   try {
-    Hdf5File file = Hdf5File::create(temporary, comm);
-    file.write_attribute(file.id(), "time", time);
-    file.write_attribute(file.id(), "step", step);
-    file.write_attribute(file.id(), "dimension", static_cast<std::int32_t>(particles.dimension()));
-    {
-      Hdf5Id group = file.create_group("/particles");
-      file.write_attribute(group.get(), "count", total);
-      for (const ParticleField* field : fields) {
-        Hdf5Id dataset = write_dataset(file, "/particles/" + field->name(), hdf5_types(field->type()),
-                                       field->components(), count, offset, total, field->raw());
-        if (options.checksums)
-          file.write_attribute(dataset.get(), "checksum", global_checksum(comm, *field, offset, count));
-      }
-      if (options.polyvertex) {
-        Hdf5Id xdmf = file.create_group("/xdmf");
+    std::optional<Hdf5File> file;
+    agreed([&] {
+      file.emplace(Hdf5File::create(temporary, comm));
+      file->write_attribute(file->id(), "time", time);
+      file->write_attribute(file->id(), "step", step);
+      file->write_attribute(file->id(), "dimension", static_cast<std::int32_t>(particles.dimension()));
+      Hdf5Id group = file->create_group("/particles");
+      file->write_attribute(group.get(), "count", total);
+    });
+    for (std::size_t f = 0; f < fields.size(); ++f)
+      agreed([&] {
+        const ParticleField& field = *fields[f];
+        Hdf5Id dataset = write_dataset(*file, "/particles/" + field.name(), hdf5_types(field.type()),
+                                       field.components(), count, offset, total, field.raw());
+        if (options.checksums) file->write_attribute(dataset.get(), "checksum", checksums[f]);
+      });
+    if (options.polyvertex)
+      agreed([&] {
+        Hdf5Id xdmf = file->create_group("/xdmf");
         std::vector<std::int64_t> vertices(count);
         std::iota(vertices.begin(), vertices.end(), static_cast<std::int64_t>(offset));
-        write_dataset(file, "/xdmf/polyvertex", {H5T_STD_I64LE, H5T_NATIVE_INT64}, 1, count, offset, total,
+        write_dataset(*file, "/xdmf/polyvertex", {H5T_STD_I64LE, H5T_NATIVE_INT64}, 1, count, offset, total,
                       vertices.data());
-      }
-    }
-    if (options.finish) options.finish(file);
-    if (options.sync) file.flush();
-    file.close();
+      });
+    if (options.finish) agreed([&] { options.finish(*file); });
+    agreed([&] { file->close(); });
+    // Each rank syncs the file itself (H5Fflush's MPI_File_sync would leave the others waiting in
+    // its barrier when one rank's metadata write fails first).
+    if (options.sync)
+      agreed([&] {
+        const std::string failure = sync_path(temporary, false);
+        if (!failure.empty()) throw Error(failure);
+      });
+    // A file with holes is read back; unless the file system compresses, that is a lost write.
+    if (options.sync && stored_less_than(comm, temporary, total * particles.bytes_per_particle()))
+      agreed([&] {
+        try {
+          ParticleReader::read(comm, temporary, nullptr, options.checksums);
+        } catch (const Error& e) {
+          throw Error(std::string("the file does not read back whole (No space left on device?): ") +
+                      e.what());
+        }
+      });
   } catch (const Error& e) {
     error = e.what();
   }
@@ -250,10 +320,9 @@ ParticleFileInfo ParticleWriter::write_file(MPI_Comm comm, const std::string& pa
   // Every rank has closed the file (or failed to): only now may it take its final name.
   int failed = error.empty() ? 0 : 1;
   MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm);
-  if (root && !failed && options.sync) error = sync_path(temporary, false);
-  if (root && !failed && error.empty() && std::rename(temporary.c_str(), path.c_str()) != 0)
+  if (root && !failed && std::rename(temporary.c_str(), path.c_str()) != 0)
     error = "particle output: renaming " + temporary + " to " + path + " failed: " + std::strerror(errno);
-  if (root && !failed && error.empty() && options.sync) {
+  if (root && !failed && error.empty() && options.sync) {  // the new name reaches the disk too
     const std::string parent = std::filesystem::path(path).parent_path().string();
     error = sync_path(parent.empty() ? "." : parent, true);
   }

@@ -241,6 +241,7 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   const std::string dir = options.output_dir.value_or(scene.output.dir);
   const double walltime = options.walltime.value_or(scene.checkpoint.walltime);
   Checkpointer checkpoints(comm, scene.checkpoint, walltime);
+  StopRequest stop(comm, walltime);  // from here on a signal means "stop at the next step boundary"
 
   // A restart is checked (and its particles read) before any other work.
   std::optional<Resumed> resumed;
@@ -299,7 +300,6 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
                  resumed->checkpoint.path, from->step, from->time, from->ranks);
   }
   Progress progress(comm, options.progress_seconds, t, scene.time.end);
-  StopRequest stop(comm, walltime);
   // Before the first checkpoint, its cost is guessed at 100 MB/s (for the wall-time budget).
   const double checkpoint_guess = 1e-8 * static_cast<double>(particles_total) *
                                   static_cast<double>(space.particles().bytes_per_particle());
@@ -324,13 +324,15 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
     const double checkpoint_cost =
         checkpoints.last_write_seconds() > 0 ? checkpoints.last_write_seconds() : checkpoint_guess;
     const StopReason reason = stop.poll(MPI_Wtime() - step_start, checkpoint_cost);
-    if (checkpoints.due(step, before, t) || (last && checkpoints.enabled()) || reason != StopReason::None)
+    if (checkpoints.due(step, before, t) || (last && (checkpoints.enabled() || from)) ||
+        reason != StopReason::None)
       write_checkpoint(!(t < scene.time.end));
     if (reason != StopReason::None && !last) {
       summary.stopped_by = stop.describe();
       break;
     }
   }
+  summary.first_step = from ? from->step : 0;
   summary.steps = step, summary.time = t, summary.particles = particles_total;
   summary.wall_seconds = progress.elapsed();
   print_stage_profile(comm, *method, summary.wall_seconds);

@@ -21,7 +21,8 @@ struct RunOptions {
 };
 
 struct RunSummary {
-  long steps = 0;
+  long first_step = 0;  // the step the run started from (a restart's checkpoint step)
+  long steps = 0;       // the step it ended at
   double time = 0;
   std::uint64_t particles = 0;
   double wall_seconds = 0;

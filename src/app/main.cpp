@@ -213,9 +213,11 @@ int main(int argc, char** argv) {
     const nendo::Scene scene = load_scene_everywhere(comm, scene_path, sets);
     const nendo::RunSummary s = nendo::run_simulation(comm, scene, options);
     if (root)
-      fmt::print("nendo: {} steps to t = {:.6g} in {:.2f} s ({:.3e} particle-steps/s), {} outputs\n", s.steps,
-                 s.time, s.wall_seconds,
-                 s.wall_seconds > 0 ? static_cast<double>(s.particles) * s.steps / s.wall_seconds : 0.0,
+      fmt::print("nendo: {} steps to t = {:.6g} in {:.2f} s ({:.3e} particle-steps/s), {} outputs\n",
+                 s.steps - s.first_step, s.time, s.wall_seconds,
+                 s.wall_seconds > 0
+                     ? static_cast<double>(s.particles) * (s.steps - s.first_step) / s.wall_seconds
+                     : 0.0,
                  s.outputs);
     if (root && !s.stopped_by.empty())
       fmt::print("nendo: stopped by {} at step {}; resume with --restart latest (checkpoint {})\n",

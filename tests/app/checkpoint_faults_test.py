@@ -201,7 +201,8 @@ class Faults(unittest.TestCase):
         directory = self.fresh("read-only")
         run(directory, self.scene, "--steps", "40", "--set", "checkpoint.every_steps=40")
         folder = os.path.join(directory, "checkpoints")
-        before = open(checkpoints(directory)[-1], "rb").read()
+        with open(checkpoints(directory)[-1], "rb") as f:
+            before = f.read()
         mount("--bind", folder, folder)
         try:
             mount("-o", "remount,ro,bind", folder)
@@ -211,7 +212,8 @@ class Faults(unittest.TestCase):
             self.assertNotIn("MPI_ABORT", done.stderr + done.stdout)
         finally:
             subprocess.run(["umount", folder])
-        self.assertEqual(open(checkpoints(directory)[-1], "rb").read(), before)
+        with open(checkpoints(directory)[-1], "rb") as f:
+            self.assertEqual(f.read(), before)
         self.resume_to_the_end(directory)
         self.assert_ends_like_the_reference(directory)
 
@@ -278,7 +280,7 @@ class Faults(unittest.TestCase):
         directory = self.fresh("walltime")
         links = 0
         while info(os.path.join(directory, "checkpoints"), "--finished").returncode != 0:
-            args = ["--walltime", "00:00:01.5"] + (["--restart", "latest"] if links else [])
+            args = ["--walltime", "00:00:00.6"] + (["--restart", "latest"] if links else [])
             started = time.time()
             done = run(directory, self.big, *args)
             links += 1
