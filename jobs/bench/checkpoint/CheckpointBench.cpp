@@ -122,6 +122,9 @@ int run(int argc, char** argv) {
         "  write {:.3f} s ({:.3f} GB/s, {:.3e} particles/s)   read+verify {:.3f} s ({:.3f} GB/s)   "
         "median of {}\n",
         w, gb / w, static_cast<double>(o.particles) / w, rd, gb / rd, o.repeat);
+    std::string each;
+    for (int r = 0; r < o.repeat; ++r) each += fmt::format(" {:.3f}/{:.3f}", writes[r], reads[r]);
+    fmt::print("  each repeat, write/read s:{}\n", each);
     fmt::print("  an hourly checkpoint costs {:.3f} % of the run time\n", 100 * w / 3600);
     fmt::print("csv,{},{},{},{:.4f},{:.4f},{:.4f},{:.4f}\n", o.particles, mpi::size(comm), file_bytes, w,
                gb / w, rd, gb / rd);
