@@ -28,8 +28,8 @@ int ranks() { return mpi::size(MPI_COMM_WORLD); }
 
 std::string fresh_directory(const std::string& test) {
   const char* binary = std::getenv("NENDO_BINARY_DIR");
-  const fs::path directory =
-      fs::path(binary ? binary : ".") / "tests" / "io" / "checkpoint" / ("np" + std::to_string(ranks())) / test;
+  const fs::path directory = fs::path(binary ? binary : ".") / "tests" / "io" / "checkpoint" /
+                             ("np" + std::to_string(ranks())) / test;
   if (rank() == 0) {
     fs::remove_all(directory);
     fs::create_directories(directory);
@@ -218,9 +218,10 @@ TEST(Checkpoint, AFailedWriteLeavesTheEarlierCheckpointIntact) {
 TEST(Checkpoint, NamesSortNewestFirstAndOtherFilesAreIgnored) {
   const std::string directory = fresh_directory("names");
   if (rank() == 0) {
-    for (const std::string& name : {checkpoint_file_name(20), checkpoint_file_name(3), checkpoint_file_name(100),
-                                   checkpoint_file_name(7) + ".tmp", checkpoint_file_name(9) + ".damaged",
-                                   std::string("checkpoint_12.h5"), std::string("particles_000001.h5")})
+    for (const std::string& name :
+         {checkpoint_file_name(20), checkpoint_file_name(3), checkpoint_file_name(100),
+          checkpoint_file_name(7) + ".tmp", checkpoint_file_name(9) + ".damaged",
+          std::string("checkpoint_12.h5"), std::string("particles_000001.h5")})
       std::ofstream(directory + "/" + name) << "x";
     const std::vector<std::string> found = list_checkpoints(directory);
     ASSERT_EQ(found.size(), 3u);

@@ -11,6 +11,7 @@
 
 #include "methods/mpm/materials/Materials.hpp"
 #include "scene/MaterialSchema.hpp"
+#include "scene/SceneDiff.hpp"
 #include "scene/SceneLoader.hpp"
 #include "scene/SceneReference.hpp"
 
@@ -455,6 +456,31 @@ TEST(SceneLoader, ReportsUnreadableFile) { EXPECT_THROW(load_scene("/nonexistent
 
 TEST(MaterialSchema, RefusesASecondModelWithTheSameName) {
   EXPECT_THROW(register_material_model({"snow", "again", {}}), Error);
+}
+
+// What a restart compares (src/scene/SceneDiff.hpp).
+TEST(SceneDiff, NamesThePhysicsKeysThatDifferAndIgnoresTheRest) {
+  const std::string a = R"(nendo: 1
+method: mpm
+time: {end: 1.0, dt: 1.0e-3}
+grid: {dx: 0.02}
+materials:
+  jelly: {model: neo_hookean, E: 1.0e5, nu: 0.3}
+bodies:
+  - {shape: box, min: [0, 0, 0], max: [1, 1, 1], material: jelly}
+output: {dir: out, every: 0.1}
+)";
+  EXPECT_TRUE(physics_differences(a, {}, a, {}).empty());
+  // Numbers by value; end time, output, checkpoint, balance and catalyst may change.
+  EXPECT_TRUE(physics_differences(a, {}, a,
+                                  {"grid.dx=2.0e-2", "time.end=5", "output.dir=elsewhere",
+                                   "checkpoint.keep=9", "balance.every_steps=3"})
+                  .empty());
+  EXPECT_EQ(physics_differences(a, {}, a, {"materials.jelly.E=2e5", "bodies.0.max.1=2"}),
+            (std::vector<std::string>{"bodies.0.max.1", "materials.jelly.E"}));
+  // A key present on one side only; the checkpoint's own overrides count too.
+  EXPECT_EQ(physics_differences(a, {"grid.kernel=cubic"}, a, {}), (std::vector<std::string>{"grid.kernel"}));
+  EXPECT_EQ(physics_differences(a, {"time.dt=2e-3"}, a, {"time.dt=0.002"}), std::vector<std::string>{});
 }
 
 TEST(SceneReference, CommittedDocsMatchTheSchema) {
