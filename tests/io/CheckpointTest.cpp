@@ -17,6 +17,7 @@
 #include "io/Checkpoint.hpp"
 #include "io/Checksum.hpp"
 #include "io/Hdf5File.hpp"
+#include "support/FreshDirectory.hpp"
 
 namespace nendo {
 namespace {
@@ -26,17 +27,7 @@ namespace fs = std::filesystem;
 int rank() { return mpi::rank(MPI_COMM_WORLD); }
 int ranks() { return mpi::size(MPI_COMM_WORLD); }
 
-std::string fresh_directory(const std::string& test) {
-  const char* binary = std::getenv("NENDO_BINARY_DIR");
-  const fs::path directory = fs::path(binary ? binary : ".") / "tests" / "io" / "checkpoint" /
-                             ("np" + std::to_string(ranks())) / test;
-  if (rank() == 0) {
-    fs::remove_all(directory);
-    fs::create_directories(directory);
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
-  return directory.string();
-}
+std::string fresh_directory(const std::string& test) { return nendo::fresh_directory("io/checkpoint", test); }
 
 // Rank r holds 7 + 5 r particles (rank 1 none) with values drawn from the id, including the bit
 // patterns that a text format would lose (subnormals, -0, NaN payloads are not needed: the file

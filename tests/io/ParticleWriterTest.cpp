@@ -17,6 +17,7 @@
 #include "io/ParticleReader.hpp"
 #include "io/ParticleWriter.hpp"
 #include "io/XdmfSeries.hpp"
+#include "support/FreshDirectory.hpp"
 
 namespace nendo {
 namespace {
@@ -26,18 +27,7 @@ namespace fs = std::filesystem;
 int rank() { return mpi::rank(MPI_COMM_WORLD); }
 int ranks() { return mpi::size(MPI_COMM_WORLD); }
 
-// A fresh directory per test and rank count, so the 1..4-rank runs never share files.
-std::string fresh_directory(const std::string& test) {
-  const char* binary = std::getenv("NENDO_BINARY_DIR");
-  const fs::path directory =
-      fs::path(binary ? binary : ".") / "tests" / "io" / "output" / ("np" + std::to_string(ranks())) / test;
-  if (rank() == 0) {
-    fs::remove_all(directory);
-    fs::create_directories(directory);
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
-  return directory.string();
-}
+std::string fresh_directory(const std::string& test) { return nendo::fresh_directory("io/output", test); }
 
 // The values every test particle carries, as functions of its id (check_particles.py uses the same).
 Real position_of(ParticleId id, int axis) { return axis == 0 ? id * 0.5 : axis == 1 ? id * 0.25 : -Real(id); }
