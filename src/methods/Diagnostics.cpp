@@ -1,4 +1,5 @@
 #include "core/Mpi.hpp"
+#include "core/ReproducibleSum.hpp"
 #include "methods/Method.hpp"
 
 namespace nendo {
@@ -20,25 +21,24 @@ GlobalDiagnostics particle_diagnostics(const Space& space, const std::function<R
   const ParticleSet& ps = space.particles();
   const int d = ps.dimension();
   const Real* v = ps.real("velocity");
-  // [kinetic, px, py, pz, mass, particles]
-  Real local[6] = {0, 0, 0, 0, 0, static_cast<Real>(ps.size())};
+  // [kinetic, px, py, pz, mass]: reproducible sums, the same bits on any rank count.
+  std::vector<std::vector<Real>> terms(5, std::vector<Real>(ps.size(), 0.0));
   for (std::size_t p = 0; p < ps.size(); ++p) {
     const Real m_p = mass(p);
     Real v2 = 0;
     for (int a = 0; a < d; ++a) {
       v2 += v[d * p + a] * v[d * p + a];
-      local[1 + a] += m_p * v[d * p + a];
+      terms[1 + a][p] = m_p * v[d * p + a];
     }
-    local[0] += 0.5 * m_p * v2;
-    local[4] += m_p;
+    terms[0][p] = 0.5 * m_p * v2;
+    terms[4][p] = m_p;
   }
-  Real global[6];
-  MPI_Allreduce(local, global, 6, MPI_DOUBLE, MPI_SUM, space.comm());
+  const std::vector<Real> sums = reproducible_sums(space.comm(), terms);
   GlobalDiagnostics out;
-  out.kinetic_energy = global[0];
-  out.momentum = {global[1], global[2], global[3]};
-  out.mass = global[4];
-  out.particles = static_cast<std::uint64_t>(global[5]);
+  out.kinetic_energy = sums[0];
+  out.momentum = {sums[1], sums[2], sums[3]};
+  out.mass = sums[4];
+  out.particles = space.global_particles();
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include "colliders/Collider.hpp"
 #include "core/BSpline.hpp"
 #include "core/Mpi.hpp"
+#include "core/ReproducibleSum.hpp"
 #include "core/StageClock.hpp"
 #include "methods/mpm/Mpm.hpp"
 #include "methods/mpm/materials/Materials.hpp"
@@ -118,13 +119,13 @@ class MpmStep final : public MpmStepper {
     const Fields f = fields(ps);
     GlobalDiagnostics g = particle_diagnostics(space, [&](std::size_t p) { return f.mass(p); });
     const Real* F = ps.real("F");
-    Real local = 0;
+    std::vector<std::vector<Real>> energy(1, std::vector<Real>(ps.size()));
     for (std::size_t p = 0; p < ps.size(); ++p) {
       const Mat Fp = MatMap(const_cast<Real*>(F) + D * D * p);
-      local += f.V0[p] * std::visit([&](const auto& m) { return m.template psi<D>(Fp, f.Jp(p)); },
-                                    materials_[f.material(p)]);
+      energy[0][p] = f.V0[p] * std::visit([&](const auto& m) { return m.template psi<D>(Fp, f.Jp(p)); },
+                                          materials_[f.material(p)]);
     }
-    MPI_Allreduce(&local, &g.elastic_energy, 1, MPI_DOUBLE, MPI_SUM, space.comm());
+    g.elastic_energy = reproducible_sums(space.comm(), energy)[0];  // bitwise the same on any rank count
     return g;
   }
 
