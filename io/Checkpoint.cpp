@@ -1,14 +1,13 @@
 #include "io/Checkpoint.hpp"
 
 #include <algorithm>
-#include <cctype>
-#include <cstdio>
 #include <filesystem>
 #include <sstream>
 
 #include "core/Error.hpp"
 #include "io/CollectiveError.hpp"
 #include "io/Hdf5File.hpp"
+#include "io/ParticleFile.hpp"
 #include "io/ParticleReader.hpp"
 #include "io/ParticleWriter.hpp"
 
@@ -90,25 +89,11 @@ CheckpointMeta read_meta(const Hdf5File& file) {
 }  // namespace
 
 std::string checkpoint_file_name(std::int64_t step) {
-  if (step < 0 || step > 999999999)
-    throw Error("checkpoint step " + std::to_string(step) + " is outside [0, 999999999]");
-  char name[40];
-  std::snprintf(name, sizeof name, "checkpoint_%09lld.h5", static_cast<long long>(step));
-  return name;
+  return numbered_file_name("checkpoint_", step, 9, ".h5", "checkpoint step");
 }
 
 std::int64_t checkpoint_file_step(const std::string& file_name) {
-  const std::string name = std::filesystem::path(file_name).filename().string();
-  const std::string prefix = "checkpoint_", suffix = ".h5";
-  if (name.size() != prefix.size() + 9 + suffix.size()) return -1;
-  if (name.compare(0, prefix.size(), prefix) != 0) return -1;
-  if (name.compare(prefix.size() + 9, suffix.size(), suffix) != 0) return -1;
-  std::int64_t step = 0;
-  for (std::size_t i = prefix.size(); i < prefix.size() + 9; ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return -1;
-    step = step * 10 + (name[i] - '0');
-  }
-  return step;
+  return numbered_file_number(file_name, "checkpoint_", 9, ".h5");
 }
 
 std::vector<std::string> list_checkpoints(const std::string& directory) {

@@ -1,6 +1,7 @@
 #include "io/Hdf5File.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 
 #include "core/Error.hpp"
@@ -247,50 +248,55 @@ template std::vector<double> Hdf5File::read_vector(const std::string&) const;
 template std::vector<std::int64_t> Hdf5File::read_vector(const std::string&) const;
 template std::vector<std::uint64_t> Hdf5File::read_vector(const std::string&) const;
 
-void Hdf5File::write_text(const std::string& name, const std::string& text) const {
-  const std::string what = "write dataset " + name;
+// Strings are fixed-length, null-padded UTF-8 (h5py returns bytes: .decode()); an empty string is
+// stored as one '\0', since HDF5 has no zero-length fixed strings.
+Hdf5Id Hdf5File::string_type(std::size_t length, const std::string& what) const {
   Hdf5Id type(check(H5Tcopy(H5T_C_S1), what), H5Tclose);
-  check_status(H5Tset_size(type.get(), std::max<std::size_t>(text.size(), 1)), what);
+  check_status(H5Tset_size(type.get(), std::max<std::size_t>(length, 1)), what);
   check_status(H5Tset_cset(type.get(), H5T_CSET_UTF8), what);
   check_status(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), what);
+  return type;
+}
+
+// The text of a stored fixed-length string whose type is `type`, read by `read` into a buffer.
+std::string Hdf5File::read_string(hid_t type, const std::string& what,
+                                  const std::function<herr_t(void*)>& read) const {
+  if (H5Tget_class(type) != H5T_STRING || H5Tis_variable_str(type) > 0)
+    throw Error("HDF5: " + what + " in " + path_ + ": not a fixed-length string");
+  std::string text(H5Tget_size(type), '\0');
+  check_status(read(text.data()), what);
+  text.resize(text.find('\0') == std::string::npos ? text.size() : text.find('\0'));
+  return text;
+}
+
+void Hdf5File::write_text(const std::string& name, const std::string& text) const {
+  const std::string what = "write dataset " + name;
+  Hdf5Id type = string_type(text.size(), what);
   Hdf5Id space(check(H5Screate(H5S_SCALAR), what), H5Sclose);
-  const std::string stored = text.empty() ? std::string(1, '\0') : text;
-  write_small_dataset(name, type.get(), type.get(), space.get(), stored.data());
+  write_small_dataset(name, type.get(), type.get(), space.get(), text.empty() ? "" : text.data());
 }
 
 std::string Hdf5File::read_text(const std::string& name) const {
   const std::string what = "read dataset " + name;
   Hdf5Id dataset = open_dataset(name);
   Hdf5Id type(check(H5Dget_type(dataset.get()), what), H5Tclose);
-  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0)
-    throw Error("HDF5: dataset " + name + " in " + path_ + " is not a fixed-length string");
-  std::string text(H5Tget_size(type.get()), '\0');
-  check_status(H5Dread(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()), what);
-  text.resize(text.find('\0') == std::string::npos ? text.size() : text.find('\0'));
-  return text;
+  return read_string(type.get(), what, [&](void* buffer) {
+    return H5Dread(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer);
+  });
 }
 
-// A fixed-length UTF-8 string (h5py returns bytes: .decode()); scene texts are a few kB.
 void Hdf5File::write_attribute(hid_t object, const std::string& name, const std::string& value) const {
   const std::string what = "write attribute '" + name + "'";
-  Hdf5Id type(check(H5Tcopy(H5T_C_S1), what), H5Tclose);
-  check_status(H5Tset_size(type.get(), std::max<std::size_t>(value.size(), 1)), what);
-  check_status(H5Tset_cset(type.get(), H5T_CSET_UTF8), what);
-  check_status(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), what);
-  const std::string stored = value.empty() ? std::string(1, '\0') : value;
-  write_scalar_attribute(object, name, type.get(), type.get(), stored.data());
+  Hdf5Id type = string_type(value.size(), what);
+  write_scalar_attribute(object, name, type.get(), type.get(), value.empty() ? "" : value.data());
 }
 
 std::string Hdf5File::read_string_attribute(hid_t object, const std::string& name) const {
   const std::string what = "read attribute '" + name + "'";
   Hdf5Id attribute(check(H5Aopen(object, name.c_str(), H5P_DEFAULT), what), H5Aclose);
   Hdf5Id type(check(H5Aget_type(attribute.get()), what), H5Tclose);
-  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0)
-    throw Error("HDF5: attribute '" + name + "' in " + path_ + " is not a fixed-length string");
-  std::string value(H5Tget_size(type.get()), '\0');
-  check_status(H5Aread(attribute.get(), type.get(), value.data()), what);
-  value.resize(value.find('\0') == std::string::npos ? value.size() : value.find('\0'));
-  return value;
+  return read_string(type.get(), what,
+                     [&](void* buffer) { return H5Aread(attribute.get(), type.get(), buffer); });
 }
 
 void Hdf5File::read_scalar_attribute(hid_t object, const std::string& name, hid_t memory_type,

@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,9 @@ class Hdf5File {
   void write_scalar_attribute(hid_t object, const std::string& name, hid_t file_type, hid_t memory_type,
                               const void* value) const;
   void read_scalar_attribute(hid_t object, const std::string& name, hid_t memory_type, void* value) const;
+  Hdf5Id string_type(std::size_t length, const std::string& what) const;
+  std::string read_string(hid_t type, const std::string& what,
+                          const std::function<herr_t(void*)>& read) const;
   void write_small_dataset(const std::string& name, hid_t file_type, hid_t memory_type, hid_t space,
                            const void* data) const;
 

@@ -1,33 +1,44 @@
 #include "io/ParticleFile.hpp"
 
 #include <cctype>
-#include <cstdio>
+#include <filesystem>
 
 #include "core/Error.hpp"
 
 namespace nendo {
 
+std::string numbered_file_name(const std::string& prefix, std::int64_t number, int digits,
+                               const std::string& suffix, const std::string& what) {
+  std::int64_t limit = 1;
+  for (int d = 0; d < digits; ++d) limit *= 10;
+  if (number < 0 || number >= limit)
+    throw Error(what + " " + std::to_string(number) + " is outside [0, " + std::to_string(limit - 1) + "]");
+  std::string digits_text = std::to_string(number);
+  return prefix + std::string(static_cast<std::size_t>(digits) - digits_text.size(), '0') + digits_text +
+         suffix;
+}
+
+std::int64_t numbered_file_number(const std::string& path, const std::string& prefix, int digits,
+                                  const std::string& suffix) {
+  const std::string name = std::filesystem::path(path).filename().string();
+  const std::size_t width = static_cast<std::size_t>(digits);
+  if (name.size() != prefix.size() + width + suffix.size()) return -1;
+  if (name.compare(0, prefix.size(), prefix) != 0) return -1;
+  if (name.compare(prefix.size() + width, suffix.size(), suffix) != 0) return -1;
+  std::int64_t number = 0;
+  for (std::size_t i = prefix.size(); i < prefix.size() + width; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return -1;
+    number = number * 10 + (name[i] - '0');
+  }
+  return number;
+}
+
 std::string particle_file_name(int index) {
-  if (index < 0 || index > 999999)
-    throw Error("particle output index " + std::to_string(index) + " is outside [0, 999999]");
-  char name[32];
-  std::snprintf(name, sizeof name, "particles_%06d.h5", index);
-  return name;
+  return numbered_file_name("particles_", index, 6, ".h5", "particle output index");
 }
 
 int particle_file_index(const std::string& file_name) {
-  const std::size_t slash = file_name.find_last_of('/');
-  const std::string name = slash == std::string::npos ? file_name : file_name.substr(slash + 1);
-  const std::string prefix = "particles_", suffix = ".h5";
-  if (name.size() != prefix.size() + 6 + suffix.size()) return -1;
-  if (name.compare(0, prefix.size(), prefix) != 0) return -1;
-  if (name.compare(prefix.size() + 6, suffix.size(), suffix) != 0) return -1;
-  int index = 0;
-  for (std::size_t i = prefix.size(); i < prefix.size() + 6; ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return -1;
-    index = index * 10 + (name[i] - '0');
-  }
-  return index;
+  return static_cast<int>(numbered_file_number(file_name, "particles_", 6, ".h5"));
 }
 
 }  // namespace nendo

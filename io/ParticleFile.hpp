@@ -34,6 +34,14 @@ struct ParticleFileInfo {
   std::vector<ParticleFileField> fields;  // every /particles dataset, "id" and "position" included
 };
 
+// Names with a fixed-width number, "<prefix><number><suffix>" (outputs, checkpoints). The name
+// throws nendo::Error, calling the number `what`, when it does not fit; the number of a path (its
+// directory part ignored) is -1 for any other name.
+std::string numbered_file_name(const std::string& prefix, std::int64_t number, int digits,
+                               const std::string& suffix, const std::string& what);
+std::int64_t numbered_file_number(const std::string& path, const std::string& prefix, int digits,
+                                  const std::string& suffix);
+
 // "particles_000042.h5" for index 42. Throws nendo::Error for an index outside [0, 999999].
 std::string particle_file_name(int index);
 // The index of a file name made by particle_file_name, or -1 for any other name (a directory part

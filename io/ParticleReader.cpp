@@ -11,11 +11,6 @@
 namespace nendo {
 namespace {
 
-herr_t collect_name(hid_t, const char* name, const H5L_info_t*, void* data) {
-  static_cast<std::vector<std::string>*>(data)->push_back(name);
-  return 0;
-}
-
 hid_t memory_type(FieldType type) {
   switch (type) {
     case FieldType::Real:
@@ -70,10 +65,7 @@ ParticleFileInfo read_header(const Hdf5File& file) {
                 " is not 2 or 3");
   Hdf5Id group = file.open_group("/particles");
   info.count = file.read_uint64_attribute(group.get(), "count");
-  std::vector<std::string> names;
-  hsize_t position = 0;
-  file.check_status(H5Literate(group.get(), H5_INDEX_NAME, H5_ITER_INC, &position, collect_name, &names),
-                    "list /particles");
+  std::vector<std::string> names = file.list("/particles");
   for (const char* required : {"id", "position"})
     if (std::find(names.begin(), names.end(), required) == names.end())
       throw Error("particle file " + file.path() + ": no dataset /particles/" + required);

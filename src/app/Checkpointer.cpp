@@ -48,7 +48,8 @@ std::string Checkpointer::write(const ParticleSet& particles, const CheckpointMe
   return path;
 }
 
-void Checkpointer::prepare(long restart_step) const {
+void Checkpointer::prepare(long restart_step) {
+  resumed_ = restart_step >= 0;
   if (mpi::rank(comm_) != 0) return;
   std::error_code code;
   if (!fs::is_directory(settings_.dir, code)) return;

@@ -16,9 +16,11 @@ class Checkpointer {
   // walltime: the run's wall-time budget (scene or --walltime), which turns checkpoints on.
   Checkpointer(MPI_Comm comm, const CheckpointSettings& settings, double walltime);
 
-  // Checkpoints are written periodically, or at least at the end, when any trigger is set;
-  // a stop request writes one in any case.
-  bool enabled() const { return settings_.every_steps > 0 || settings_.every > 0 || walltime_ > 0; }
+  // Checkpoints are written periodically, or at least at the end, when any trigger is set or the
+  // run is a restart (it continues a run that checkpoints); a stop request writes one in any case.
+  bool enabled() const {
+    return settings_.every_steps > 0 || settings_.every > 0 || walltime_ > 0 || resumed_;
+  }
   const std::string& directory() const { return settings_.dir; }
 
   // After the step that took the run from time before to time after, as step `step`: whether a
@@ -34,12 +36,13 @@ class Checkpointer {
   // Collective, before a run: creates the directory and removes what a killed writer left
   // (checkpoint_*.h5.tmp). After a restart from step `restart_step`, checkpoints of later steps
   // belong to an abandoned future and are renamed *.superseded.
-  void prepare(long restart_step = -1) const;
+  void prepare(long restart_step = -1);
 
  private:
   MPI_Comm comm_;
   CheckpointSettings settings_;
   double walltime_;
+  bool resumed_ = false;
   long last_step_ = -1;
   double last_seconds_ = 0;
 };

@@ -18,10 +18,7 @@ std::vector<std::string> candidates(MPI_Comm comm, const std::string& which, con
   std::string joined;
   if (mpi::rank(comm) == 0)
     for (const std::string& path : list_checkpoints(directory)) joined += path + '\n';
-  int size = static_cast<int>(joined.size());
-  MPI_Bcast(&size, 1, MPI_INT, 0, comm);
-  joined.resize(size);
-  MPI_Bcast(joined.data(), size, MPI_CHAR, 0, comm);
+  mpi::broadcast(joined, 0, comm);
   std::vector<std::string> paths;
   for (std::size_t start = 0, end; (end = joined.find('\n', start)) != std::string::npos; start = end + 1)
     paths.push_back(joined.substr(start, end - start));

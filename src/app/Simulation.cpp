@@ -318,14 +318,12 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
     space.maybe_rebalance(step, balance);
     const bool last = !(t < scene.time.end) || (options.max_steps && step >= *options.max_steps);
     progress.report(step, t, dt, particles_total, last);
-    unscheduled_output = false;
     const bool due = output_due();
     if (due || last) write_output(due || !(t < scene.time.end));
     const double checkpoint_cost =
         checkpoints.last_write_seconds() > 0 ? checkpoints.last_write_seconds() : checkpoint_guess;
     const StopReason reason = stop.poll(MPI_Wtime() - step_start, checkpoint_cost);
-    if (checkpoints.due(step, before, t) || (last && (checkpoints.enabled() || from)) ||
-        reason != StopReason::None)
+    if (checkpoints.due(step, before, t) || (last && checkpoints.enabled()) || reason != StopReason::None)
       write_checkpoint(!(t < scene.time.end));
     if (reason != StopReason::None && !last) {
       summary.stopped_by = stop.describe();

@@ -49,10 +49,7 @@ nendo::Scene load_scene_everywhere(MPI_Comm comm, const std::string& path,
   }
   MPI_Bcast(&readable, 1, MPI_INT, 0, comm);
   if (!readable) throw nendo::SceneError(path, "", "cannot read the scene file");
-  unsigned long size = text.size();
-  MPI_Bcast(&size, 1, MPI_UNSIGNED_LONG, 0, comm);
-  text.resize(size);
-  MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, 0, comm);
+  nendo::mpi::broadcast(text, 0, comm);
   return nendo::parse_scene(text, path, sets);
 }
 

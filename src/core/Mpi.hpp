@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <string>
 
 namespace nendo::mpi {
 
@@ -39,6 +40,14 @@ inline MPI_Datatype datatype<std::uint64_t>() {
 template <>
 inline MPI_Datatype datatype<std::uint8_t>() {
   return MPI_UINT8_T;
+}
+
+// Collective: every rank's text becomes root's.
+inline void broadcast(std::string& text, int root, MPI_Comm comm) {
+  unsigned long long size = text.size();
+  MPI_Bcast(&size, 1, MPI_UNSIGNED_LONG_LONG, root, comm);
+  text.resize(size);
+  MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, root, comm);
 }
 
 }  // namespace nendo::mpi
