@@ -7,7 +7,9 @@
 #include <cstring>
 #include <filesystem>
 
+#include "app/CatalystOutput.hpp"
 #include "app/Checkpointer.hpp"
+#include "app/OutputView.hpp"
 #include "app/Restart.hpp"
 #include "app/StopRequest.hpp"
 #include "bodies/BodySeeder.hpp"
@@ -56,61 +58,6 @@ Real next_dt(const Scene& scene, const Method& method, const Space& space, Real 
   // step instead of a step of 1e-14 s.
   if (scene.time.end - t <= dt * (1 + 1e-6)) return scene.time.end - t;
   return dt;
-}
-
-// The scene's output fields, split into those the particles carry and those derived at output
-// time (the method's, e.g. MPM's stress; "rank", the owner). Unknown ones get a note on rank 0.
-struct OutputFields {
-  std::vector<std::string> stored, derived;
-  std::vector<std::string> all() const {
-    std::vector<std::string> names = stored;
-    names.insert(names.end(), derived.begin(), derived.end());
-    return names;
-  }
-};
-
-OutputFields output_fields(const Scene& scene, const Method& method, const ParticleSet& ps, int rank) {
-  OutputFields fields;
-  for (const auto& name : scene.output.fields) {
-    if (ps.has_field(name))
-      fields.stored.push_back(name);
-    else if (name == "rank" || (name == "material" && scene.materials.size() <= 1) ||
-             method.derived_field_components(name) > 0)
-      fields.derived.push_back(name);
-    else if (rank == 0)
-      fmt::print("nendo: note: method '{}' has no particle field '{}'; it is not written\n", scene.method,
-                 name);
-  }
-  return fields;
-}
-
-// The particles as written: the stored output fields copied, the derived ones computed.
-ParticleSet output_view(const Space& space, const Method& method, const OutputFields& fields) {
-  const ParticleSet& ps = space.particles();
-  ParticleSet view(ps.dimension());
-  for (const auto& name : fields.stored)
-    if (!view.has_field(name)) view.add_field(name, ps.field(name).type(), ps.field(name).components());
-  // "rank" and a single-material scene's "material" are integers the driver knows.
-  const auto is_index = [](const std::string& name) { return name == "rank" || name == "material"; };
-  for (const auto& name : fields.derived)
-    view.add_field(name, is_index(name) ? FieldType::Int32 : FieldType::Real,
-                   is_index(name) ? 1 : method.derived_field_components(name));
-  view.resize(ps.size());
-  const auto copy = [&](const ParticleField& from) {
-    std::memcpy(view.field(from.name()).raw(), from.raw(), from.bytes_per_particle() * ps.size());
-  };
-  copy(ps.fields()[0]);  // id
-  copy(ps.fields()[1]);  // position
-  for (const auto& name : fields.stored) copy(ps.field(name));
-  for (const auto& name : fields.derived) {
-    if (name == "rank")
-      std::fill_n(view.int32("rank"), ps.size(), mpi::rank(space.comm()));
-    else if (name == "material")
-      std::fill_n(view.int32("material"), ps.size(), 0);
-    else
-      method.derive_field(space, name, view.real(name));
-  }
-  return view;
 }
 
 std::string format_duration(double seconds) {
@@ -243,7 +190,9 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   Checkpointer checkpoints(comm, scene.checkpoint, walltime);
   StopRequest stop(comm, walltime);  // from here on a signal means "stop at the next step boundary"
 
-  // A restart is checked (and its particles read) before any other work.
+  // The output directory and the Catalyst scripts, then a restart, are checked before any other work.
+  make_output_directory(comm, dir);
+  CatalystOutput catalyst(comm, scene, options.catalyst_scripts, dir);
   std::optional<Resumed> resumed;
   if (options.restart)
     resumed = load_restart(comm, *options.restart, checkpoints.directory(), scene, options.allow_scene_change,
@@ -254,8 +203,8 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   const LoadBalancePolicy balance{scene.balance.every_steps, scene.balance.threshold};
   checkpoints.prepare(resumed ? resumed->checkpoint.meta.step : -1);
 
-  make_output_directory(comm, dir);
-  const OutputFields fields = output_fields(scene, *method, space.particles(), rank);
+  const OutputFields fields =
+      select_output_fields(scene.output.fields, scene, *method, space.particles(), rank, "output");
   const CheckpointMeta* from = resumed ? &resumed->checkpoint.meta : nullptr;
   ParticleWriter writer(comm, dir, fields.all(), from ? static_cast<int>(from->output_index) : 0);
   DiagnosticsCsv diagnostics(comm, dir, {},
@@ -303,7 +252,7 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   // Before the first checkpoint, its cost is guessed at 100 MB/s (for the wall-time budget).
   const double checkpoint_guess = 1e-8 * static_cast<double>(particles_total) *
                                   static_cast<double>(space.particles().bytes_per_particle());
-  if (!from) write_output(true);
+  if (!from) write_output(true), catalyst.process(space, *method, step, t);
   while (t < scene.time.end && (!options.max_steps || step < *options.max_steps)) {
     const double step_start = MPI_Wtime();
     const Real before = t;
@@ -318,6 +267,7 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
     space.maybe_rebalance(step, balance);
     const bool last = !(t < scene.time.end) || (options.max_steps && step >= *options.max_steps);
     progress.report(step, t, dt, particles_total, last);
+    catalyst.process(space, *method, step, t);
     const bool due = output_due();
     if (due || last) write_output(due || !(t < scene.time.end));
     const double checkpoint_cost =
@@ -333,6 +283,7 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   summary.first_step = from ? from->step : 0;
   summary.steps = step, summary.time = t, summary.particles = particles_total;
   summary.wall_seconds = progress.elapsed();
+  summary.catalyst_executions = catalyst.executions(), summary.catalyst_seconds = catalyst.seconds();
   print_stage_profile(comm, *method, summary.wall_seconds);
   return summary;
 }

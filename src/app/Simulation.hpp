@@ -6,18 +6,20 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "scene/Scene.hpp"
 
 namespace nendo {
 
 struct RunOptions {
-  std::optional<long> max_steps;          // --steps
-  std::optional<std::string> output_dir;  // --output, replaces output.dir
-  double progress_seconds = 2.0;          // wall time between progress lines
-  std::optional<std::string> restart;     // --restart latest|FILE
-  bool allow_scene_change = false;        // --allow-scene-change
-  std::optional<double> walltime;         // --walltime, replaces checkpoint.walltime (seconds)
+  std::optional<long> max_steps;              // --steps
+  std::optional<std::string> output_dir;      // --output, replaces output.dir
+  double progress_seconds = 2.0;              // wall time between progress lines
+  std::optional<std::string> restart;         // --restart latest|FILE
+  bool allow_scene_change = false;            // --allow-scene-change
+  std::optional<double> walltime;             // --walltime, replaces checkpoint.walltime (seconds)
+  std::vector<std::string> catalyst_scripts;  // --catalyst, run besides the scene's catalyst.scripts
 };
 
 struct RunSummary {
@@ -27,8 +29,10 @@ struct RunSummary {
   std::uint64_t particles = 0;
   double wall_seconds = 0;
   int outputs = 0;
-  std::string stopped_by;       // non-empty when a signal or the wall-time budget ended the run early
-  std::string last_checkpoint;  // the newest checkpoint written, if any
+  std::string stopped_by;        // non-empty when a signal or the wall-time budget ended the run early
+  std::string last_checkpoint;   // the newest checkpoint written, if any
+  long catalyst_executions = 0;  // co-processing calls that ran scripts
+  double catalyst_seconds = 0;   // wall time in Catalyst (rank 0)
 };
 
 RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& options);

@@ -1,6 +1,7 @@
 // nendo: the command-line entry point.
 //   nendo run SCENE [--steps N] [--set key.path=value ...] [--output DIR]
 //                   [--restart latest|FILE] [--allow-scene-change] [--walltime SECONDS|HH:MM:SS]
+//                   [--catalyst SCRIPT.py ...]
 //   nendo info FILE.h5|CHECKPOINT_DIR [--finished]
 //   nendo --version | --help
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include "core/Mpi.hpp"
 #include "io/Checkpoint.hpp"
 #include "io/Hdf5File.hpp"
+#include "io/InSitu.hpp"
 #include "io/ParticleReader.hpp"
 #include "methods/Method.hpp"
 #include "methods/mpm/materials/Materials.hpp"
@@ -147,8 +149,12 @@ int main(int argc, char** argv) {
   const bool root = nendo::mpi::rank(comm) == 0;
 
   CLI::App app{"nendo: distributed solver for elastic, plastic and granular matter"};
-  app.set_version_flag(
-      "--version", std::string("nendo ") + NENDO_VERSION + " (PETSc " + nendo::PetscSession::version() + ")");
+  app.set_version_flag("--version",
+                       std::string("nendo ") + NENDO_VERSION + " (PETSc " + nendo::PetscSession::version() +
+                           (nendo::CatalystAdaptor::available()
+                                ? ", ParaView Catalyst " + nendo::CatalystAdaptor::paraview_version()
+                                : ", without Catalyst") +
+                           ")");
   app.require_subcommand(1);
   std::string scene_path;
   std::vector<std::string> sets;
@@ -165,6 +171,9 @@ int main(int argc, char** argv) {
                 "restart even if the scene's physics differs from the checkpoint's");
   run->add_option("--walltime", walltime,
                   "wall-time budget (seconds, or [D-]HH:MM:SS): checkpoint and exit 0 before it runs out");
+  run->add_option("--catalyst", options.catalyst_scripts,
+                  "also run this ParaView Catalyst script (repeatable; jobs/catalyst/ has some)")
+      ->check(CLI::ExistingFile);
   run->allow_extras();  // PETSc options (-ksp_type ...) are PETSc's
   std::string info_path;
   bool finished_only = false;
@@ -216,6 +225,9 @@ int main(int argc, char** argv) {
                      ? static_cast<double>(s.particles) * (s.steps - s.first_step) / s.wall_seconds
                      : 0.0,
                  s.outputs);
+    if (root && s.catalyst_executions > 0)
+      fmt::print("nendo: Catalyst ran the scripts {} times in {:.2f} s\n", s.catalyst_executions,
+                 s.catalyst_seconds);
     if (root && !s.stopped_by.empty())
       fmt::print("nendo: stopped by {} at step {}; resume with --restart latest (checkpoint {})\n",
                  s.stopped_by, s.steps, s.last_checkpoint);

@@ -84,6 +84,7 @@ struct BalanceSettings {
 struct CatalystSettings {
   std::vector<std::string> scripts;  // resolved against the scene file's directory
   int every_steps = 0;
+  std::optional<std::vector<std::string>> fields;  // unset: every field the method has (CatalystOutput)
 };
 
 struct ImplicitSettings {

@@ -262,6 +262,7 @@ class SceneReader {
         settings.scripts.push_back(existing_file(scripts.item(i)));
     }
     settings.every_steps = catalyst.integer("every_steps");
+    if (catalyst.has("fields")) settings.fields = catalyst.texts("fields");
     return settings;
   }
 

@@ -75,9 +75,10 @@ std::vector<KeySchema> checkpoint_keys() {
           .defaults_to("0")
           .at_least(0),
       KeySchema::integer("keep", "number of most recent checkpoints kept").defaults_to("3").at_least(1),
-      KeySchema::real("walltime",
-                      "wall-time budget of the run: a final checkpoint and a clean exit (code 0) before it runs "
-                      "out; 0 is off (nendo run --walltime overrides it)")
+      KeySchema::real(
+          "walltime",
+          "wall-time budget of the run: a final checkpoint and a clean exit (code 0) before it runs "
+          "out; 0 is off (nendo run --walltime overrides it)")
           .measured_in("s")
           .defaults_to("0")
           .at_least(0),
@@ -104,6 +105,10 @@ std::vector<KeySchema> catalyst_keys() {
       KeySchema::integer("every_steps", "steps between Catalyst co-processing calls")
           .defaults_to("1")
           .above(0),
+      KeySchema::text_list("fields", "particle fields shown to the scripts besides position")
+          .when_unset(
+              "unset: those of id, velocity, mass, volume, material, stress, J, Jp, rank the method has")
+          .one_of(output_field_names()),
   };
 }
 
