@@ -1,17 +1,22 @@
 // The Catalyst adaptor on ParaView 5.11's legacy C++ API (vtkCPProcessor), which runs both
 // current `paraview.catalyst` scripts and legacy ones.
+//
+// ParaView cannot be initialised again in a process once finalised, so there is one
+// vtkCPProcessor per process, made by the first adaptor and finalised when MPI is (from an
+// MPI_COMM_SELF attribute, the first thing MPI_Finalize deletes, while MPI still works). Each
+// adaptor adds its scripts and removes them when it goes.
 #include <vtkCPDataDescription.h>
 #include <vtkCPInputDataDescription.h>
 #include <vtkCPProcessor.h>
 #include <vtkCPPythonPipeline.h>
 #include <vtkLogger.h>
 #include <vtkMPI.h>
-#include <vtkNew.h>
 #include <vtkPVVersion.h>
 #include <vtkPolyData.h>
 #include <vtkPythonInterpreter.h>
 #include <vtkUnstructuredGrid.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -20,24 +25,55 @@
 #include "io/catalyst/VtkPieces.hpp"
 
 namespace nendo {
-
-struct CatalystAdaptor::Impl {
-  MPI_Comm comm = MPI_COMM_NULL;  // vtkMPICommunicatorOpaqueComm keeps a pointer to it
-  vtkNew<vtkCPProcessor> processor;
-  vtkSmartPointer<vtkCPDataDescription> description;
-  bool with_mesh = false;
-  InSituRequest requested;
-};
-
-bool CatalystAdaptor::available() { return true; }
-
-std::string CatalystAdaptor::paraview_version() { return PARAVIEW_VERSION_FULL; }
-
 namespace {
 
-// Paths are made absolute because Catalyst runs the scripts from the working directory. The
-// syntax is checked here since ParaView imports a script only when it is first asked for data.
-void load_script(vtkCPProcessor& processor, const std::string& given) {
+const char* const kChannels[] = {"particles", "blocks", "mesh"};
+
+struct ProcessCatalyst {
+  MPI_Comm comm = MPI_COMM_NULL;  // vtkMPICommunicatorOpaqueComm keeps a pointer to it
+  vtkSmartPointer<vtkCPProcessor> processor;
+};
+ProcessCatalyst* process_catalyst = nullptr;
+
+int finalize_catalyst(MPI_Comm, int, void*, void*) {
+  if (process_catalyst) {
+    process_catalyst->processor->RemoveAllPipelines();
+    process_catalyst->processor->Finalize();
+    process_catalyst->processor = nullptr;
+    MPI_Comm_free(&process_catalyst->comm);
+    delete process_catalyst;
+    process_catalyst = nullptr;
+  }
+  return MPI_SUCCESS;
+}
+
+vtkCPProcessor& processor_for(MPI_Comm comm) {
+  if (process_catalyst) {
+    int same = MPI_UNEQUAL;
+    MPI_Comm_compare(comm, process_catalyst->comm, &same);
+    if (same != MPI_IDENT && same != MPI_CONGRUENT)
+      throw InputError(
+          "ParaView Catalyst runs on one communicator per process; this one differs from the first");
+    return *process_catalyst->processor;
+  }
+  auto catalyst = std::make_unique<ProcessCatalyst>();
+  MPI_Comm_dup(comm, &catalyst->comm);
+  catalyst->processor = vtkSmartPointer<vtkCPProcessor>::New();
+  vtkMPICommunicatorOpaqueComm opaque(&catalyst->comm);
+  if (!catalyst->processor->Initialize(opaque)) throw InputError("ParaView Catalyst failed to initialise");
+  // ParaView 5.11's producers warn at every call that the time did not advance or is not the one a
+  // view asked for (they hand over the data they have, which is this step's); errors still show.
+  vtkLogger::SetStderrVerbosity(vtkLogger::VERBOSITY_ERROR);
+  int key = MPI_KEYVAL_INVALID;
+  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_catalyst, &key, nullptr);
+  MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr);
+  process_catalyst = catalyst.release();
+  return *process_catalyst->processor;
+}
+
+// Paths are made absolute because the scripts run from the working directory. The syntax is
+// checked here since ParaView imports a script only when it is first given data.
+vtkSmartPointer<vtkCPPythonPipeline> load_script(const std::string& given) {
   const std::string path = std::filesystem::absolute(given).lexically_normal().string();
   if (!std::ifstream(path).good()) throw Error("Catalyst script " + given + ": cannot be read");
   if (path.find("'''") != std::string::npos ||
@@ -48,49 +84,101 @@ void load_script(vtkCPProcessor& processor, const std::string& given) {
   if (version == 0)
     throw Error("Catalyst script " + given +
                 ": not a ParaView Catalyst script (no '# script-version: 2' line, no DoCoProcessing)");
-  const vtkSmartPointer<vtkCPPythonPipeline> pipeline =
+  vtkSmartPointer<vtkCPPythonPipeline> pipeline =
       vtkCPPythonPipeline::CreateAndInitializePipeline(path.c_str(), version);
   if (!pipeline) throw Error("Catalyst script " + given + ": failed to load (the Python error is above)");
-  processor.AddPipeline(pipeline);
+  return pipeline;
+}
+
+// The channels a script names in quotes (TrivialProducer(registrationName="particles")): scripts
+// of the paraview.catalyst kind ask for every channel when they run, so the others are skipped.
+// A script that names none (it builds its names) is given every channel.
+std::vector<bool> channels_named_in(const std::string& path) {
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<bool> named;
+  for (const std::string channel : kChannels)
+    named.push_back(text.find('"' + channel + '"') != std::string::npos ||
+                    text.find('\'' + channel + '\'') != std::string::npos);
+  if (std::find(named.begin(), named.end(), true) == named.end()) named.assign(named.size(), true);
+  return named;
+}
+
+// Runs f in directory (Catalyst writes files relative to the current one), then returns.
+template <class F>
+auto in_directory(const std::string& directory, F f) {
+  if (directory.empty()) return f();
+  const std::filesystem::path before = std::filesystem::current_path();
+  std::filesystem::current_path(directory);
+  struct Back {
+    std::filesystem::path path;
+    ~Back() { std::filesystem::current_path(path); }
+  } back{before};
+  return f();
 }
 
 }  // namespace
 
+struct CatalystAdaptor::Impl {
+  vtkCPProcessor* processor = nullptr;
+  std::vector<vtkSmartPointer<vtkCPPythonPipeline>> pipelines;
+  std::string directory;
+  bool with_mesh = false;
+  std::vector<bool> used{false, false, false};  // by channel, as kChannels
+  vtkSmartPointer<vtkCPDataDescription> description;
+  InSituRequest requested;
+
+  ~Impl() {
+    description = nullptr;
+    if (processor)
+      for (const auto& pipeline : pipelines) processor->RemovePipeline(pipeline);
+  }
+};
+
+bool CatalystAdaptor::available() { return true; }
+
+std::string CatalystAdaptor::paraview_version() { return PARAVIEW_VERSION_FULL; }
+
 CatalystAdaptor::CatalystAdaptor(MPI_Comm comm, const std::vector<std::string>& scripts,
                                  const std::string& working_directory, bool with_mesh)
     : impl_(std::make_unique<Impl>()) {
-  MPI_Comm_dup(comm, &impl_->comm);
+  impl_->directory = working_directory;
   impl_->with_mesh = with_mesh;
-  vtkMPICommunicatorOpaqueComm opaque(&impl_->comm);
-  const char* directory = working_directory.empty() ? nullptr : working_directory.c_str();
-  if (!impl_->processor->Initialize(opaque, directory)) throw Error("ParaView Catalyst failed to initialise");
-  // ParaView 5.11's producers warn at every call that the time did not advance or is not the one a
-  // view asked for (they hand over the data they have, which is this step's); errors still show.
-  vtkLogger::SetStderrVerbosity(vtkLogger::VERBOSITY_ERROR);
-  for (const std::string& script : scripts) load_script(*impl_->processor, script);
+  impl_->processor = &processor_for(comm);
+  for (const std::string& script : scripts) {
+    std::string problem;
+    try {
+      impl_->pipelines.push_back(load_script(script));
+      const std::vector<bool> named = channels_named_in(std::filesystem::absolute(script).string());
+      for (std::size_t c = 0; c < named.size(); ++c) impl_->used[c] = impl_->used[c] || named[c];
+    } catch (const Error& e) {
+      problem = e.what();
+    }
+    // Every rank reads the script; all stop if any could not (a file system a node cannot see).
+    int ok = problem.empty() ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    if (!ok)
+      throw InputError(problem.empty() ? "Catalyst script " + script + ": failed to load on another rank"
+                                       : problem);
+  }
+  for (const auto& pipeline : impl_->pipelines) impl_->processor->AddPipeline(pipeline);
 }
 
-CatalystAdaptor::~CatalystAdaptor() {
-  impl_->processor->Finalize();
-  impl_->description = nullptr;
-  impl_->processor->RemoveAllPipelines();
-  MPI_Comm_free(&impl_->comm);
-}
+CatalystAdaptor::~CatalystAdaptor() = default;
 
 InSituRequest CatalystAdaptor::request(std::int64_t step, double time) {
   auto description = vtkSmartPointer<vtkCPDataDescription>::New();
-  for (const char* channel : {"particles", "blocks"}) description->AddInput(channel);
-  if (impl_->with_mesh) description->AddInput("mesh");
+  for (const char* channel : kChannels)
+    if (impl_->with_mesh || std::string(channel) != "mesh") description->AddInput(channel);
   description->SetTimeData(time, static_cast<vtkIdType>(step));
   InSituRequest request;
-  if (impl_->processor->RequestDataDescription(description) != 0) {
-    const auto needs = [&](const char* channel) {
-      vtkCPInputDataDescription* input = description->GetInputDescriptionByName(channel);
-      return input && input->GetIfGridIsNecessary();
+  if (in_directory(impl_->directory, [&] { return impl_->processor->RequestDataDescription(description); })) {
+    // A paraview.catalyst script that wants data marks every channel: only those named are built.
+    const auto needs = [&](int c) {
+      vtkCPInputDataDescription* input = description->GetInputDescriptionByName(kChannels[c]);
+      return input && input->GetIfGridIsNecessary() && impl_->used[c];
     };
-    request.particles = needs("particles");
-    request.blocks = needs("blocks");
-    request.mesh = needs("mesh");
+    request.particles = needs(0), request.blocks = needs(1), request.mesh = needs(2);
   }
   impl_->description = request.any() ? description : nullptr;
   impl_->requested = request;
@@ -100,17 +188,18 @@ InSituRequest CatalystAdaptor::request(std::int64_t step, double time) {
 void CatalystAdaptor::execute(const InSituData& data) {
   if (!impl_->description) return;
   const InSituRequest& r = impl_->requested;
+  vtkCPDataDescription& description = *impl_->description;
   if (r.particles) {
     if (!data.particles) throw Error("Catalyst: the particles were requested but not given");
-    impl_->description->GetInputDescriptionByName("particles")->SetGrid(particles_piece(*data.particles));
+    description.GetInputDescriptionByName("particles")->SetGrid(particles_piece(*data.particles));
   }
   if (r.blocks) {
     if (!data.blocks || !data.geometry) throw Error("Catalyst: the blocks were requested but not given");
-    impl_->description->GetInputDescriptionByName("blocks")->SetGrid(
+    description.GetInputDescriptionByName("blocks")->SetGrid(
         blocks_piece(*data.blocks, *data.geometry, data.rank));
   }
-  if (r.mesh) impl_->description->GetInputDescriptionByName("mesh")->SetGrid(mesh_piece(data.mesh));
-  impl_->processor->CoProcess(impl_->description);
+  if (r.mesh) description.GetInputDescriptionByName("mesh")->SetGrid(mesh_piece(data.mesh));
+  in_directory(impl_->directory, [&] { return impl_->processor->CoProcess(impl_->description); });
   impl_->description = nullptr;
 }
 

@@ -13,9 +13,9 @@ std::string CatalystAdaptor::paraview_version() { return ""; }
 
 CatalystAdaptor::CatalystAdaptor(MPI_Comm, const std::vector<std::string>& scripts, const std::string&,
                                  bool) {
-  throw Error("Catalyst script " + (scripts.empty() ? std::string("(none)") : scripts.front()) +
-              ": this nendo was built without ParaView Catalyst; install paraview-dev and "
-              "python3-paraview (Debian) and rebuild with -DNENDO_WITH_CATALYST=ON");
+  throw InputError("Catalyst script " + (scripts.empty() ? std::string("(none)") : scripts.front()) +
+                   ": this nendo was built without ParaView Catalyst; install paraview-dev and "
+                   "python3-paraview (Debian) and rebuild with -DNENDO_WITH_CATALYST=ON");
 }
 
 CatalystAdaptor::~CatalystAdaptor() = default;

@@ -14,9 +14,9 @@ namespace nendo {
 
 // A restart that cannot go ahead: no checkpoint, a damaged FILE, a scene whose physics differs.
 // Raised on every rank alike before any work is done.
-class RestartError : public CollectiveError {
+class RestartError : public InputError {
  public:
-  using CollectiveError::CollectiveError;
+  using InputError::InputError;
 };
 
 struct Resumed {

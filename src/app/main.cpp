@@ -237,7 +237,7 @@ int main(int argc, char** argv) {
   } catch (const nendo::ParticleStateError& e) {  // collective: every rank stops cleanly
     if (root) fmt::print(stderr, "nendo: error: {}\n", e.what());
     return kExitUnstable;
-  } catch (const nendo::RestartError& e) {  // collective, before any work
+  } catch (const nendo::InputError& e) {  // collective, before any work: a restart, a Catalyst script
     if (root) fmt::print(stderr, "nendo: error: {}\n", e.what());
     return kExitBadInput;
   } catch (const nendo::CollectiveError& e) {  // e.g. a checkpoint that cannot be written

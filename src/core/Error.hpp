@@ -18,4 +18,11 @@ class CollectiveError : public Error {
   using Error::Error;
 };
 
+// Bad input found on every rank alike before any work (a checkpoint that does not fit the scene,
+// a Catalyst script that does not load): `nendo run` exits with 2, like a scene error.
+class InputError : public CollectiveError {
+ public:
+  using CollectiveError::CollectiveError;
+};
+
 }  // namespace nendo
