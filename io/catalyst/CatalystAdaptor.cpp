@@ -71,23 +71,15 @@ vtkCPProcessor& processor_for(MPI_Comm comm) {
   return *process_catalyst->processor;
 }
 
-// Paths are made absolute because the scripts run from the working directory. The syntax is
+// Local checks of one script: readable, valid Python.
+// Paths are made absolute because the scripts run from the working directory; the syntax is
 // checked here since ParaView imports a script only when it is first given data.
-vtkSmartPointer<vtkCPPythonPipeline> load_script(const std::string& given) {
-  const std::string path = std::filesystem::absolute(given).lexically_normal().string();
+void check_script(const std::string& given, const std::string& path) {
   if (!std::ifstream(path).good()) throw Error("Catalyst script " + given + ": cannot be read");
   if (path.find("'''") != std::string::npos ||
       vtkPythonInterpreter::RunSimpleString(
           ("compile(open(r'''" + path + "''', 'rb').read(), r'''" + path + "''', 'exec')").c_str()) != 0)
     throw Error("Catalyst script " + given + ": not valid Python (the error is above)");
-  const int version = vtkCPPythonPipeline::DetectScriptVersion(path.c_str());
-  if (version == 0)
-    throw Error("Catalyst script " + given +
-                ": not a ParaView Catalyst script (no '# script-version: 2' line, no DoCoProcessing)");
-  vtkSmartPointer<vtkCPPythonPipeline> pipeline =
-      vtkCPPythonPipeline::CreateAndInitializePipeline(path.c_str(), version);
-  if (!pipeline) throw Error("Catalyst script " + given + ": failed to load (the Python error is above)");
-  return pipeline;
 }
 
 // The channels a script names in quotes (TrivialProducer(registrationName="particles")): scripts
@@ -146,20 +138,32 @@ CatalystAdaptor::CatalystAdaptor(MPI_Comm comm, const std::vector<std::string>& 
   impl_->with_mesh = with_mesh;
   impl_->processor = &processor_for(comm);
   for (const std::string& script : scripts) {
+    const std::string path = std::filesystem::absolute(script).lexically_normal().string();
     std::string problem;
     try {
-      impl_->pipelines.push_back(load_script(script));
-      const std::vector<bool> named = channels_named_in(std::filesystem::absolute(script).string());
-      for (std::size_t c = 0; c < named.size(); ++c) impl_->used[c] = impl_->used[c] || named[c];
+      check_script(script, path);
     } catch (const Error& e) {
       problem = e.what();
     }
-    // Every rank reads the script; all stop if any could not (a file system a node cannot see).
+    // Every rank checks the script; all stop if any could not read it (a file system a node
+    // does not see) before ParaView's loading, which is collective.
     int ok = problem.empty() ? 1 : 0;
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
     if (!ok)
       throw InputError(problem.empty() ? "Catalyst script " + script + ": failed to load on another rank"
                                        : problem);
+    // ParaView reads the script on rank 0 and broadcasts it: these calls are collective.
+    const int version = vtkCPPythonPipeline::DetectScriptVersion(path.c_str());
+    if (version == 0)
+      throw InputError("Catalyst script " + script +
+                       ": not a ParaView Catalyst script (no '# script-version: 2' line, no DoCoProcessing)");
+    vtkSmartPointer<vtkCPPythonPipeline> pipeline =
+        vtkCPPythonPipeline::CreateAndInitializePipeline(path.c_str(), version);
+    if (!pipeline)
+      throw InputError("Catalyst script " + script + ": failed to load (the Python error is above)");
+    impl_->pipelines.push_back(pipeline);
+    const std::vector<bool> named = channels_named_in(path);
+    for (std::size_t c = 0; c < named.size(); ++c) impl_->used[c] = impl_->used[c] || named[c];
   }
   for (const auto& pipeline : impl_->pipelines) impl_->processor->AddPipeline(pipeline);
 }
