@@ -3,7 +3,10 @@
 // and the memory per particle.
 //
 //   mpirun -np 2 build/jobs/bench/nendo_mpm_bench jobs/bench/mpm/collision.yaml
-//          [--steps 100] [--repeat 3] [--set key=value ...]
+//          [--steps 100] [--repeat 3] [--set key=value ...] [--catalyst SCRIPT.py ...]
+//
+// With --catalyst the scripts are offered every step's state as in `nendo run` (cadence:
+// --set catalyst.every_steps=N), inside the timed loop: the Catalyst overhead of issue 5.
 //
 // Each repeat seeds the scene afresh and times `steps` steps (seeding and distribution are not
 // timed); the figures are the median over repeats. Persistent bytes per particle are the particle
@@ -14,11 +17,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "app/CatalystOutput.hpp"
 #include "bodies/BodySeeder.hpp"
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
@@ -34,6 +39,7 @@ struct Options {
   int steps = 100;
   int repeat = 3;
   std::vector<std::string> sets;
+  std::vector<std::string> catalyst;
 };
 
 Options parse(int argc, char** argv) {
@@ -50,10 +56,13 @@ Options parse(int argc, char** argv) {
       o.repeat = std::stoi(value());
     } else if (arg == "--set") {
       o.sets.push_back(value());
+    } else if (arg == "--catalyst") {
+      o.catalyst.push_back(value());
     } else if (!arg.empty() && arg[0] != '-' && o.scene.empty()) {
       o.scene = arg;
     } else {
-      throw Error("unknown option " + arg + " (usage: SCENE [--steps N] [--repeat N] [--set key=value])");
+      throw Error("unknown option " + arg +
+                  " (usage: SCENE [--steps N] [--repeat N] [--set key=value] [--catalyst SCRIPT])");
     }
   }
   if (o.scene.empty()) throw Error("no scene given");
@@ -79,9 +88,12 @@ struct Sample {
   double seconds = 0;
   double cpu = 0;                 // CPU seconds of the slowest rank: on a shared machine, what the code costs
   std::vector<StageTime> stages;  // max over ranks
+  double catalyst = 0;            // seconds in Catalyst, max over ranks
+  long catalyst_executions = 0;
 };
 
-Sample run_once(MPI_Comm comm, const Scene& scene, int steps, std::uint64_t& particles, double& persistent) {
+Sample run_once(MPI_Comm comm, const Scene& scene, int steps, CatalystOutput& catalyst,
+                std::uint64_t& particles, double& persistent) {
   std::unique_ptr<Method> method = make_method(scene);
   ParticleSet ps = make_particles(*method, scene.dimension);
   seed_bodies(comm, scene, ps);
@@ -95,14 +107,25 @@ Sample run_once(MPI_Comm comm, const Scene& scene, int steps, std::uint64_t& par
   method->initialize(space);
   particles = space.global_particles();
   const Real dt = scene.time.dt.value();
+  // As `nendo run` does, Catalyst sees step 0 first: the first call of a process imports the
+  // scripts (seconds), which is not a per-step cost.
+  catalyst.process(space, *method, 0, 0.0);
   MPI_Barrier(comm);
   const double start = MPI_Wtime(), cpu_start = cpu_seconds();
-  for (int s = 0; s < steps; ++s) method->advance(space, s * dt, dt);
+  const double catalyst_start = catalyst.seconds();
+  const long executions_start = catalyst.executions();
+  for (int s = 0; s < steps; ++s) {
+    method->advance(space, s * dt, dt);
+    catalyst.process(space, *method, s + 1, (s + 1) * dt);
+  }
   const double cpu = cpu_seconds() - cpu_start;
+  const double in_catalyst = catalyst.seconds() - catalyst_start;
   MPI_Barrier(comm);
   Sample sample;
   sample.seconds = MPI_Wtime() - start;
   MPI_Allreduce(&cpu, &sample.cpu, 1, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(&in_catalyst, &sample.catalyst, 1, MPI_DOUBLE, MPI_MAX, comm);
+  sample.catalyst_executions = catalyst.executions() - executions_start;
   sample.stages = method->stage_times();
   for (StageTime& stage : sample.stages) {
     double max[2] = {0, 0}, mine[2] = {stage.seconds, stage.cpu_seconds};
@@ -120,8 +143,10 @@ void run(MPI_Comm comm, const Options& o) {
   std::vector<Sample> samples;
   std::uint64_t particles = 0;
   double persistent = 0;
+  if (!o.catalyst.empty() && root) std::filesystem::create_directories(scene.output.dir);
+  CatalystOutput catalyst(comm, scene, o.catalyst, scene.output.dir);
   for (int r = 0; r < o.repeat; ++r) {
-    samples.push_back(run_once(comm, scene, o.steps, particles, persistent));
+    samples.push_back(run_once(comm, scene, o.steps, catalyst, particles, persistent));
     if (root)
       std::printf("repeat %d: %.3f s (%.3f s CPU), %.3e particle-steps/s per core\n", r + 1,
                   samples.back().seconds, samples.back().cpu,
@@ -139,6 +164,10 @@ void run(MPI_Comm comm, const Options& o) {
   std::printf("particle-steps/s: %.3e total, %.3e per core (median of %d)\n", rate, rate / ranks, o.repeat);
   std::printf("bytes per particle: %.0f persistent, %.0f resident (peak RSS of all ranks / particles)\n",
               persistent, total_resident / double(particles));
+  if (catalyst.enabled())
+    std::printf("catalyst: %ld calls ran scripts, %.4f s of %.3f s (%.2f %% of the step time)\n",
+                median.catalyst_executions, median.catalyst, median.seconds,
+                100.0 * median.catalyst / median.seconds);
   std::printf("stage        core-ns per particle-step: wall  CPU   (max over ranks)  share of wall\n");
   const double per = 1e9 * ranks / (double(particles) * o.steps);
   for (const StageTime& stage : median.stages)
