@@ -67,7 +67,8 @@ class CatalystAdaptor {
 
   // What the scripts need at this step (the same answer on every rank); nothing: skip the step.
   InSituRequest request(std::int64_t step, double time);
-  // Collective. Hands the channels of the last request() to the scripts.
+  // Collective. Hands the channels of the last request() to the scripts. Throws
+  // nendo::CollectiveError on every rank when a script failed (its Python error is printed).
   void execute(const InSituData& data);
 
  private:

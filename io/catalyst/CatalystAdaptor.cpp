@@ -37,8 +37,8 @@ ProcessCatalyst* process_catalyst = nullptr;
 
 int finalize_catalyst(MPI_Comm, int, void*, void*) {
   if (process_catalyst) {
+    process_catalyst->processor->Finalize();  // the pipelines' too: catalyst_finalize() runs
     process_catalyst->processor->RemoveAllPipelines();
-    process_catalyst->processor->Finalize();
     process_catalyst->processor = nullptr;
     MPI_Comm_free(&process_catalyst->comm);
     delete process_catalyst;
@@ -119,11 +119,15 @@ struct CatalystAdaptor::Impl {
   std::vector<bool> used{false, false, false};  // by channel, as kChannels
   vtkSmartPointer<vtkCPDataDescription> description;
   InSituRequest requested;
+  std::int64_t step = 0;
 
   ~Impl() {
     description = nullptr;
     if (processor)
-      for (const auto& pipeline : pipelines) processor->RemovePipeline(pipeline);
+      for (const auto& pipeline : pipelines) {
+        pipeline->Finalize();  // the script's catalyst_finalize()
+        processor->RemovePipeline(pipeline);
+      }
   }
 };
 
@@ -156,7 +160,8 @@ CatalystAdaptor::CatalystAdaptor(MPI_Comm comm, const std::vector<std::string>& 
     const int version = vtkCPPythonPipeline::DetectScriptVersion(path.c_str());
     if (version == 0)
       throw InputError("Catalyst script " + script +
-                       ": not a ParaView Catalyst script (no '# script-version: 2' line, no DoCoProcessing)");
+                       ": not a ParaView Catalyst script (no '# script-version: 2' comment before its first "
+                       "line of code)");
     vtkSmartPointer<vtkCPPythonPipeline> pipeline =
         vtkCPPythonPipeline::CreateAndInitializePipeline(path.c_str(), version);
     if (!pipeline)
@@ -185,6 +190,7 @@ InSituRequest CatalystAdaptor::request(std::int64_t step, double time) {
     request.particles = needs(0), request.blocks = needs(1), request.mesh = needs(2);
   }
   impl_->description = request.any() ? description : nullptr;
+  impl_->step = step;
   impl_->requested = request;
   return request;
 }
@@ -203,8 +209,14 @@ void CatalystAdaptor::execute(const InSituData& data) {
         blocks_piece(*data.blocks, *data.geometry, data.rank));
   }
   if (r.mesh) description.GetInputDescriptionByName("mesh")->SetGrid(mesh_piece(data.mesh));
-  in_directory(impl_->directory, [&] { return impl_->processor->CoProcess(impl_->description); });
+  // A script that raises (at its import or in catalyst_execute) stops the run: images and
+  // extracts silently missing for the rest of a long run would cost more.
+  int ok = in_directory(impl_->directory, [&] { return impl_->processor->CoProcess(impl_->description); });
   impl_->description = nullptr;
+  MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, process_catalyst->comm);
+  if (!ok)
+    throw CollectiveError("a Catalyst script failed at step " + std::to_string(impl_->step) +
+                          " (its Python error is above)");
 }
 
 }  // namespace nendo

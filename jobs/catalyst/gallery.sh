@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the images of docs/gallery.md: runs the example scenes (jobs/scenes/demo.yaml and
 # jobs/scenes/mpm/*.yaml) on 2 ranks under a virtual X display with the Catalyst scripts
-# render-gallery.py (the images; a fixed camera per scene and the colliders, set below) and
+# render.py (the images; a fixed camera per scene and the colliders, set below) and
 # globals.py (the time of each image, in globals.csv), then downscales the chosen steps to
 # 640 x 400 into docs/images/gallery/SCENE_NNNNNN.png (NNNNNN = step).
 #
@@ -25,8 +25,8 @@ if [[ ${1:-} == --no-run ]]; then run=0; shift; fi
 wanted=("$@")
 
 # scene NAME FILE EVERY_STEPS STEPS(- = all) "STEPS SHOWN" "FRAME" "SHAPES" POINT_SIZE ZOOM
-# FRAME, SHAPES, POINT_SIZE and ZOOM are render-gallery.py's GALLERY_FRAME (the box the camera
-# frames), GALLERY_SHAPES (the colliders, drawn in grey), GALLERY_POINT_SIZE and GALLERY_ZOOM.
+# FRAME, SHAPES, POINT_SIZE and ZOOM are render.py's RENDER_FRAME (the box the camera
+# frames), RENDER_SHAPES (the colliders, drawn in grey), RENDER_POINT_SIZE and RENDER_ZOOM.
 scene() {
   local name=$1 file=$2 every=$3 steps=$4 picks=$5 frame=$6 shapes=$7 point_size=$8 zoom=$9
   if [[ ${#wanted[@]} -gt 0 && " ${wanted[*]} " != *" $name "* ]]; then return 0; fi
@@ -40,9 +40,9 @@ scene() {
     # by someone else's clean-up while the run still uses it.
     for attempt in 1 2; do
       rm -rf "$out"
-      if GALLERY_FRAME=$frame GALLERY_SHAPES=$shapes GALLERY_POINT_SIZE=$point_size GALLERY_ZOOM=$zoom \
+      if RENDER_FRAME=$frame RENDER_SHAPES=$shapes RENDER_POINT_SIZE=$point_size RENDER_ZOOM=$zoom \
         nice -n 10 xvfb-run -a -n $((100 + RANDOM % 900)) mpirun -np 2 "$NENDO" run "$file" \
-        --catalyst jobs/catalyst/render-gallery.py --catalyst jobs/catalyst/globals.py \
+        --catalyst jobs/catalyst/render.py --catalyst jobs/catalyst/globals.py \
         --set catalyst.every_steps="$every" "${limit[@]}" --output "$out" >"$WORK-$name.log" 2>&1; then
         break
       fi

@@ -13,13 +13,13 @@ const std::vector<std::string> kDefaultFields = {"id",     "velocity", "mass", "
 
 }  // namespace
 
-CatalystOutput::CatalystOutput(MPI_Comm comm, const Scene& scene,
+CatalystOutput::CatalystOutput(MPI_Comm comm, const Scene& scene, const Method& method,
                                const std::vector<std::string>& extra_scripts, const std::string& directory)
     : scene_(scene) {
   std::vector<std::string> scripts = scene.catalyst.scripts;
   scripts.insert(scripts.end(), extra_scripts.begin(), extra_scripts.end());
   if (scripts.empty()) return;
-  adaptor_ = std::make_unique<CatalystAdaptor>(comm, scripts, directory);
+  adaptor_ = std::make_unique<CatalystAdaptor>(comm, scripts, directory, method.has_mesh());
   if (mpi::rank(comm) == 0)
     fmt::print("nendo: Catalyst (ParaView {}) runs {} script(s) every {} step(s); their files go to {}/\n",
                CatalystAdaptor::paraview_version(), scripts.size(), scene.catalyst.every_steps, directory);
@@ -27,8 +27,8 @@ CatalystOutput::CatalystOutput(MPI_Comm comm, const Scene& scene,
 
 CatalystOutput::~CatalystOutput() = default;
 
-void CatalystOutput::process(const Space& space, const Method& method, long step, Real t) {
-  if (!adaptor_ || step % scene_.catalyst.every_steps != 0) return;
+void CatalystOutput::process(const Space& space, const Method& method, long step, Real t, bool last) {
+  if (!adaptor_ || (step % scene_.catalyst.every_steps != 0 && !last)) return;
   const double start = MPI_Wtime();
   const InSituRequest request = adaptor_->request(step, t);
   if (request.any()) {
@@ -43,6 +43,7 @@ void CatalystOutput::process(const Space& space, const Method& method, long step
     data.blocks = &space.blocks();
     data.geometry = &space.geometry();
     data.rank = space.rank();
+    if (request.mesh) data.mesh = method.mesh_view(space);
     adaptor_->execute(data);
     ++executions_;
   }

@@ -15,14 +15,16 @@ namespace nendo {
 class CatalystOutput {
  public:
   // Collective. Loads the scripts before any work; files they write go to directory (the output
-  // directory, which must exist). Throws nendo::Error naming a script that does not load.
-  CatalystOutput(MPI_Comm comm, const Scene& scene, const std::vector<std::string>& extra_scripts,
-                 const std::string& directory);
+  // directory, which must exist by the first process()). Throws nendo::InputError naming a
+  // script that does not load.
+  CatalystOutput(MPI_Comm comm, const Scene& scene, const Method& method,
+                 const std::vector<std::string>& extra_scripts, const std::string& directory);
   ~CatalystOutput();
 
   bool enabled() const { return adaptor_ != nullptr; }
-  // Collective. Offers the state after `step` to the scripts when the step is due.
-  void process(const Space& space, const Method& method, long step, Real t);
+  // Collective. Offers the state after `step` to the scripts when the step is due or `last`
+  // (the run's last step, so that the final state is seen).
+  void process(const Space& space, const Method& method, long step, Real t, bool last = false);
   // Wall time spent in Catalyst on this rank, and the number of calls that ran scripts.
   double seconds() const { return seconds_; }
   long executions() const { return executions_; }

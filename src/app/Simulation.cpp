@@ -190,9 +190,9 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   Checkpointer checkpoints(comm, scene.checkpoint, walltime);
   StopRequest stop(comm, walltime);  // from here on a signal means "stop at the next step boundary"
 
-  // The output directory and the Catalyst scripts, then a restart, are checked before any other work.
-  make_output_directory(comm, dir);
-  CatalystOutput catalyst(comm, scene, options.catalyst_scripts, dir);
+  // The Catalyst scripts and a restart are checked before any other work (and before the output
+  // directory is made; the scripts write into it).
+  CatalystOutput catalyst(comm, scene, *method, options.catalyst_scripts, dir);
   std::optional<Resumed> resumed;
   if (options.restart)
     resumed = load_restart(comm, *options.restart, checkpoints.directory(), scene, options.allow_scene_change,
@@ -202,6 +202,7 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   Space& space = *space_owner;
   const LoadBalancePolicy balance{scene.balance.every_steps, scene.balance.threshold};
   checkpoints.prepare(resumed ? resumed->checkpoint.meta.step : -1);
+  make_output_directory(comm, dir);
 
   const OutputFields fields =
       select_output_fields(scene.output.fields, scene, *method, space.particles(), rank, "output");
@@ -267,7 +268,7 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
     space.maybe_rebalance(step, balance);
     const bool last = !(t < scene.time.end) || (options.max_steps && step >= *options.max_steps);
     progress.report(step, t, dt, particles_total, last);
-    catalyst.process(space, *method, step, t);
+    catalyst.process(space, *method, step, t, last);
     const bool due = output_due();
     if (due || last) write_output(due || !(t < scene.time.end));
     const double checkpoint_cost =

@@ -11,6 +11,7 @@
 #include "core/StageClock.hpp"
 #include "core/StateRecord.hpp"
 #include "decomposition/Space.hpp"
+#include "io/InSitu.hpp"
 #include "scene/Scene.hpp"
 
 namespace nendo {
@@ -52,6 +53,9 @@ class Method {
   virtual int derived_field_components(const std::string& /*name*/) const { return 0; }
   // Fills `out` (derived_field_components(name) numbers per local particle) for `name`.
   virtual void derive_field(const Space& /*space*/, const std::string& /*name*/, Real* /*out*/) const {}
+  // Mesh methods (FEM, shape matching): this rank's tetrahedra for Catalyst's "mesh" channel.
+  virtual bool has_mesh() const { return false; }
+  virtual TetMeshView mesh_view(const Space& /*space*/) const { return {}; }
 };
 
 // A particle whose state became NaN or inf (or flew out of the addressable domain): the run stops

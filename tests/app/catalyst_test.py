@@ -212,7 +212,7 @@ class SceneRun:
             with h5py.File(path, "r") as f:
                 cls.outputs[int(f.attrs["step"])] = path
         last = max(cls.diagnostics)
-        cls.steps = list(range(0, last + 1, cls.EVERY))  # the steps Catalyst was called at
+        cls.steps = sorted(set(range(0, last + 1, cls.EVERY)) | {last})  # the steps Catalyst was called at, and the last
         assert len(cls.steps) >= 3, "the scene is too short"
         cls.cache = {}
 
@@ -423,7 +423,7 @@ class BadScripts(unittest.TestCase):
     def test_a_python_file_that_is_not_a_catalyst_script(self):
         script, out, done = self.start("plain", "print('not a Catalyst script')\n")
         self.assert_stopped_before_any_work(
-            done, script, "not a ParaView Catalyst script (no '# script-version: 2' line, no DoCoProcessing)")
+            done, script, "not a ParaView Catalyst script (no '# script-version: 2' comment before its first line of code)")
         self.assertEqual(glob.glob(os.path.join(out, "*.h5")) + glob.glob(os.path.join(out, "*.csv")), [])
 
     def test_a_script_with_a_syntax_error(self):
@@ -431,6 +431,22 @@ class BadScripts(unittest.TestCase):
         self.assert_stopped_before_any_work(done, script, "not valid Python (the error is above)")
         self.assertIn("SyntaxError", done.stderr)
         self.assertEqual(glob.glob(os.path.join(out, "*.h5")) + glob.glob(os.path.join(out, "*.csv")), [])
+
+    def test_a_script_that_raises_stops_the_run_on_every_rank(self):
+        # Valid Python and a Catalyst script, but catalyst_execute raises at its first call (step 0).
+        script, out, done = self.start("raises", "# script-version: 2\n"
+                                       "from paraview.simple import *\n"
+                                       "particles = TrivialProducer(registrationName='particles')\n"
+                                       "def catalyst_execute(info):\n"
+                                       "    raise RuntimeError('broken on purpose')\n")
+        report = "exit %d\n%s\n%s" % (done.returncode, done.stdout, done.stderr)
+        self.assertEqual(done.returncode, 1, report)
+        self.assertIn("broken on purpose", done.stderr, report)
+        errors = [line for line in done.stderr.splitlines() if line.startswith("nendo: error")]
+        self.assertEqual(errors, ["nendo: error: a Catalyst script failed at step 0 (its Python error is above)"],
+                         report)
+        self.assertNotIn("MPI_ABORT", done.stderr, report)
+        self.assertNotIn("steps to t =", done.stdout, "the run went on: " + report)
 
     def test_a_missing_script_is_a_command_line_error(self):
         script, out, done = self.start("missing", None)

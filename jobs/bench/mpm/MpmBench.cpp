@@ -144,7 +144,7 @@ void run(MPI_Comm comm, const Options& o) {
   std::uint64_t particles = 0;
   double persistent = 0;
   if (!o.catalyst.empty() && root) std::filesystem::create_directories(scene.output.dir);
-  CatalystOutput catalyst(comm, scene, o.catalyst, scene.output.dir);
+  CatalystOutput catalyst(comm, scene, *make_method(scene), o.catalyst, scene.output.dir);
   for (int r = 0; r < o.repeat; ++r) {
     samples.push_back(run_once(comm, scene, o.steps, catalyst, particles, persistent));
     if (root)
