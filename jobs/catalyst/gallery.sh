@@ -41,7 +41,7 @@ scene() {
     for attempt in 1 2; do
       rm -rf "$out"
       if RENDER_FRAME=$frame RENDER_SHAPES=$shapes RENDER_POINT_SIZE=$point_size RENDER_ZOOM=$zoom \
-        nice -n 10 xvfb-run -a -n $((100 + RANDOM % 900)) mpirun -np 2 "$NENDO" run "$file" \
+        nice -n 10 xvfb-run -a -n $((100 + RANDOM % 900)) -s "-screen 0 1280x1024x24 -noreset" mpirun -np 2 "$NENDO" run "$file" \
         --catalyst jobs/catalyst/render.py --catalyst jobs/catalyst/globals.py \
         --set catalyst.every_steps="$every" "${limit[@]}" --output "$out" >"$WORK-$name.log" 2>&1; then
         break

@@ -4,7 +4,7 @@
 # that owns them. Writes images/view_NNNNNN.png (NNNNNN = step) in the output directory at every
 # co-processing call (scene key catalyst.every_steps sets how often).
 #   mpirun -np 2 nendo run SCENE --catalyst jobs/catalyst/render.py
-# On a machine without a display, run it under a virtual one: xvfb-run -a mpirun -np 2 nendo ...
+# On a machine without a display, run it under a virtual one: xvfb-run -a -s "-screen 0 1280x1024x24 -noreset" mpirun -np 2 nendo ...
 # The camera follows the material (three-quarter view in 3D, front view in 2D) unless set by
 # these optional environment variables (jobs/catalyst/gallery.sh uses them):
 # - RENDER_FRAME="xmin xmax ymin ymax zmin zmax" (metres; 2D: z 0 0): the camera stays on that box

@@ -81,7 +81,7 @@ def nendo(scene, output, *args, display=False, timeout=180):
     # connection". Each test starts its search elsewhere and tries again if that still happens.
     for attempt in range(3):
         server = 200 + (os.getpid() * 7 + attempt * 101) % 5000
-        done = run(["xvfb-run", "-a", "-n", str(server)] + command, timeout)
+        done = run(["xvfb-run", "-a", "-n", str(server), "-s", "-screen 0 1280x1024x24 -noreset"] + command, timeout)
         if "bad X server connection" not in done.stderr:
             break
         shutil.rmtree(output, ignore_errors=True)
