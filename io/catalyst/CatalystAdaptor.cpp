@@ -125,7 +125,7 @@ struct CatalystAdaptor::Impl {
     description = nullptr;
     if (processor)
       for (const auto& pipeline : pipelines) {
-        pipeline->Finalize();  // the script's catalyst_finalize()
+        in_directory(directory, [&] { return pipeline->Finalize(); });  // the script's catalyst_finalize()
         processor->RemovePipeline(pipeline);
       }
   }

@@ -253,6 +253,31 @@ TEST(CatalystAdaptor, StressInvariantsAreThoseOfKnownTensors) {
   EXPECT_EQ(piece->GetNumberOfVerts(), 3);
 }
 
+TEST(CatalystAdaptor, ScriptsAreFinalisedInTheWorkingDirectory) {
+  const std::string dir = fresh_directory("io/catalyst", "finalize");
+  const std::string script = write_script(dir, "finalizes.py", R"(# script-version: 2
+from paraview.simple import *
+particles = TrivialProducer(registrationName="particles")
+def catalyst_execute(info):
+    pass
+def catalyst_finalize():
+    open("finalized_%d.txt" % info_rank(), "w").write("done\n")
+def info_rank():
+    from paraview.modules.vtkRemotingCore import vtkProcessModule
+    return vtkProcessModule.GetProcessModule().GetPartitionId()
+)");
+  {
+    CatalystAdaptor adaptor(MPI_COMM_WORLD, {script}, dir);
+    const ParticleSet ps = particles_2d(rank());
+    ASSERT_TRUE(adaptor.request(0, 0.0).particles);
+    InSituData data;
+    data.particles = &ps;
+    adaptor.execute(data);
+    EXPECT_FALSE(std::filesystem::exists(dir + "/finalized_" + std::to_string(rank()) + ".txt"));
+  }
+  EXPECT_TRUE(std::filesystem::exists(dir + "/finalized_" + std::to_string(rank()) + ".txt"));
+}
+
 void expect_refused(const std::vector<std::string>& scripts, const std::string& dir,
                     const std::string& message) {
   try {
