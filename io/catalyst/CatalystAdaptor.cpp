@@ -96,15 +96,22 @@ std::vector<bool> channels_named_in(const std::string& path) {
   return named;
 }
 
-// Runs f in directory (Catalyst writes files relative to the current one), then returns.
+// Runs f in directory (Catalyst writes files relative to the current one), then returns. A
+// directory that does not exist (yet: an adaptor given up before the run made it) leaves the
+// current one; nothing here throws, since adaptors finalise their scripts in a destructor.
 template <class F>
 auto in_directory(const std::string& directory, F f) {
-  if (directory.empty()) return f();
-  const std::filesystem::path before = std::filesystem::current_path();
-  std::filesystem::current_path(directory);
+  std::error_code error;
+  const std::filesystem::path before = std::filesystem::current_path(error);
+  if (directory.empty() || error) return f();
+  std::filesystem::current_path(directory, error);
+  if (error) return f();
   struct Back {
     std::filesystem::path path;
-    ~Back() { std::filesystem::current_path(path); }
+    ~Back() {
+      std::error_code ignored;
+      std::filesystem::current_path(path, ignored);
+    }
   } back{before};
   return f();
 }
