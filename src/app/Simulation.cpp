@@ -253,7 +253,10 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   // Before the first checkpoint, its cost is guessed at 100 MB/s (for the wall-time budget).
   const double checkpoint_guess = 1e-8 * static_cast<double>(particles_total) *
                                   static_cast<double>(space.particles().bytes_per_particle());
-  if (!from) write_output(true), catalyst.process(space, *method, step, t);
+  if (!from) {  // a restart's first state was written and shown by the run it continues
+    write_output(true);
+    catalyst.process(space, *method, step, t);
+  }
   while (t < scene.time.end && (!options.max_steps || step < *options.max_steps)) {
     const double step_start = MPI_Wtime();
     const Real before = t;

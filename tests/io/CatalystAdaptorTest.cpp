@@ -1,4 +1,4 @@
-// The Catalyst adaptor on 1, 2 and 4 ranks (the last rank owns nothing): the channels a script
+// The Catalyst adaptor on 1 to 4 ranks (the last rank owns nothing): the channels a script
 // asks for are the only ones built, and only at the steps its trigger fires; what reaches a
 // script (read back from the extracts it writes) is every rank's piece with every field, 2D
 // vectors and tensors padded to 3D; tetrahedral meshes arrive as tetrahedra; the stress

@@ -107,7 +107,7 @@ colliders:
   - {shape: cylinder, center: [0, 0, 0], axis: 0, radius: 0.5, inside: true}
 output: {dir: results, every_steps: 50, fields: [velocity, stress, J, Jp]}
 checkpoint: {dir: ckpt, every_steps: 1000, keep: 2, walltime: 3600}
-catalyst: {scripts: [viz.py], every_steps: 10}
+catalyst: {scripts: [viz.py], every_steps: 10, fields: [velocity, rank]}
 implicit: {operator: assembled, newton_tol: 1.0e-8, max_newton: 30, petsc_options: "-ksp_type cg -pc_type gamg"}
 )";
 
@@ -209,6 +209,7 @@ TEST_F(FullScene, LoadsOutputCheckpointCatalystAndImplicit) {
   EXPECT_EQ(scene.checkpoint.walltime, 3600);
   EXPECT_EQ(scene.catalyst.scripts, (std::vector<std::string>{(dir_ / "viz.py").string()}));
   EXPECT_EQ(scene.catalyst.every_steps, 10);
+  EXPECT_EQ(scene.catalyst.fields, (std::vector<std::string>{"velocity", "rank"}));
   EXPECT_EQ(scene.implicit.operator_type, "assembled");
   EXPECT_EQ(scene.implicit.newton_tol, 1.0e-8);
   EXPECT_EQ(scene.implicit.max_newton, 30);
@@ -234,6 +235,7 @@ TEST(SceneLoader, FillsDefaultsOfAMinimalScene) {
   EXPECT_EQ(scene.checkpoint.walltime, 0);
   EXPECT_TRUE(scene.catalyst.scripts.empty());
   EXPECT_EQ(scene.catalyst.every_steps, 1);
+  EXPECT_EQ(scene.catalyst.fields, std::nullopt);
   EXPECT_EQ(scene.implicit.operator_type, "matrix_free");
   EXPECT_EQ(scene.implicit.newton_tol, 1.0e-6);
   EXPECT_EQ(scene.implicit.max_newton, 20);
@@ -352,6 +354,10 @@ TEST(SceneLoader, RejectsKeyOfAnotherMaterialModel) {
 TEST(SceneLoader, RejectsBadChoice) {
   EXPECT_EQ(error_with("grid: {dx: 0.02}", "grid: {dx: 0.02, kernel: quintic}"),
             "scene.yaml:6: key 'grid.kernel': must be one of quadratic, cubic (got 'quintic')");
+  EXPECT_EQ(error_of(minimal_scene + "catalyst: {fields: [velocity, speed]}\n"),
+            "scene.yaml:11: key 'catalyst.fields.1': must be one of velocity, stress, J, Jp, material, mass, "
+            "volume, "
+            "rank, id (got 'speed')");
   EXPECT_EQ(error_with("nendo: 1", "nendo: 2"), "scene.yaml:1: key 'nendo': must be 1 (got 2)");
 }
 
