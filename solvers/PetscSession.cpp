@@ -6,16 +6,29 @@
 
 namespace nendo {
 
+namespace {
+int* command_line_count = nullptr;
+char*** command_line = nullptr;
+}  // namespace
+
 PetscSession::PetscSession(int* argc, char*** argv) {
   if (PetscInitialize(argc, argv, nullptr, nullptr) != 0) throw Error("PetscInitialize failed");
+  command_line_count = argc, command_line = argv;
 }
 
-PetscSession::~PetscSession() { PetscFinalize(); }
+PetscSession::~PetscSession() {
+  command_line_count = nullptr, command_line = nullptr;
+  PetscFinalize();
+}
 
 void PetscSession::add_options(const std::string& options) {
   if (options.empty()) return;
   if (PetscOptionsInsertString(nullptr, options.c_str()) != 0)
     throw Error("PETSc rejected the options '" + options + "'");
+  // What the user gives at run time wins over the scene: .petscrc, PETSC_OPTIONS and the command
+  // line are inserted again on top.
+  if (command_line && PetscOptionsInsert(nullptr, command_line_count, command_line, nullptr) != 0)
+    throw Error("PETSc could not re-read the command line options");
 }
 
 std::string PetscSession::version() {

@@ -13,7 +13,8 @@ class PetscSession {
   PetscSession(const PetscSession&) = delete;
   PetscSession& operator=(const PetscSession&) = delete;
 
-  // Adds options such as "-ksp_type cg -pc_type gamg" to the database (a scene's petsc_options).
+  // Adds options such as "-ksp_type cg -pc_type gamg" to the database (a scene's petsc_options)
+  // underneath those given at run time (.petscrc, PETSC_OPTIONS, the command line), which win.
   static void add_options(const std::string& options);
   static std::string version();
 };

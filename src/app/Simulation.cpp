@@ -11,6 +11,7 @@
 #include "app/Checkpointer.hpp"
 #include "app/OutputView.hpp"
 #include "app/Restart.hpp"
+#include "app/SolverLog.hpp"
 #include "app/StopRequest.hpp"
 #include "bodies/BodySeeder.hpp"
 #include "core/Error.hpp"
@@ -18,6 +19,7 @@
 #include "io/DiagnosticsCsv.hpp"
 #include "io/ParticleWriter.hpp"
 #include "methods/Method.hpp"
+#include "solvers/PetscSession.hpp"
 
 namespace nendo {
 namespace {
@@ -76,7 +78,8 @@ class Progress {
         last_time_(start_time) {
     last_wall_ = start_;
   }
-  void report(long step, double t, double dt, std::uint64_t particles, bool force) {
+  void report(long step, double t, double dt, std::uint64_t particles, bool force,
+              const SolverStats* solver) {
     const double now = MPI_Wtime();
     steps_since_ += 1;
     if (!force && now - last_wall_ < every_) return;
@@ -84,9 +87,13 @@ class Progress {
     const double rate = static_cast<double>(particles) * steps_since_ / interval;
     const double sim_per_wall = (t - last_time_) / interval;
     const double eta = sim_per_wall > 0 ? (end_ - t) / sim_per_wall : -1;
+    const std::string newton =
+        solver ? fmt::format("  newton {} ksp {}{}", solver->newton_iterations, solver->ksp_iterations,
+                             solver->substeps > 1 ? fmt::format(" ({} substeps)", solver->substeps) : "")
+               : "";
     if (rank0_)
-      fmt::print("step {:>8}  t {:.6e}  dt {:.3e}  particles {:>10}  {:.3e} particle-steps/s  ETA {}\n", step,
-                 t, dt, particles, rate, format_duration(eta));
+      fmt::print("step {:>8}  t {:.6e}  dt {:.3e}  particles {:>10}  {:.3e} particle-steps/s{}  ETA {}\n",
+                 step, t, dt, particles, rate, newton, format_duration(eta));
     std::fflush(stdout);
     last_wall_ = now, last_time_ = t, steps_since_ = 0;
   }
@@ -184,6 +191,7 @@ std::unique_ptr<Space> make_space(MPI_Comm comm, const Scene& scene, Method& met
 
 RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& options) {
   const int rank = mpi::rank(comm);
+  PetscSession::add_options(scene.implicit.petsc_options);  // before the solvers read them
   std::unique_ptr<Method> method = make_method(scene);
   const std::string dir = options.output_dir.value_or(scene.output.dir);
   const double walltime = options.walltime.value_or(scene.checkpoint.walltime);
@@ -210,6 +218,10 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   ParticleWriter writer(comm, dir, fields.all(), from ? static_cast<int>(from->output_index) : 0);
   DiagnosticsCsv diagnostics(comm, dir, {},
                              from ? std::optional<std::int64_t>(from->scheduled_through) : std::nullopt);
+  std::unique_ptr<SolverLog> solver_log;
+  if (method->solver_stats())
+    solver_log =
+        std::make_unique<SolverLog>(comm, dir, from ? std::optional<long>(from->step) : std::nullopt);
 
   RunSummary summary;
   long step = from ? from->step : 0;
@@ -266,11 +278,18 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
     } catch (const ParticleStateError& e) {  // thrown on every rank alike
       write_failure_state(comm, dir, space, *method, fields, t, step, e);
       throw;
+    } catch (const SolverError& e) {  // the particles hold the good state at e.reached()
+      if (e.reached() > t) t = e.reached(), ++step;
+      write_checkpoint(false);
+      if (rank == 0)
+        fmt::print(stderr, "nendo: the last good state (t = {:.17g}) is in {}\n", t, summary.last_checkpoint);
+      throw;
     }
     t = std::min(t + dt, scene.time.end), ++step;
     space.maybe_rebalance(step, balance);
     const bool last = !(t < scene.time.end) || (options.max_steps && step >= *options.max_steps);
-    progress.report(step, t, dt, particles_total, last);
+    if (solver_log) solver_log->append(step, t, dt, *method->solver_stats());
+    progress.report(step, t, dt, particles_total, last, method->solver_stats());
     catalyst.process(space, *method, step, t, last);
     const bool due = output_due();
     if (due || last) write_output(due || !(t < scene.time.end));

@@ -234,6 +234,9 @@ int main(int argc, char** argv) {
   } catch (const nendo::SceneError& e) {
     if (root) fmt::print(stderr, "nendo: error: {}\n", e.what());
     return kExitBadInput;
+  } catch (const nendo::SolverError& e) {  // collective; the last good state was checkpointed
+    if (root) fmt::print(stderr, "nendo: error: {}\n", e.what());
+    return kExitUnstable;
   } catch (const nendo::ParticleStateError& e) {  // collective: every rank stops cleanly
     if (root) fmt::print(stderr, "nendo: error: {}\n", e.what());
     return kExitUnstable;

@@ -25,6 +25,17 @@ struct GlobalDiagnostics {
   Real mass = 0;
 };
 
+// Per-step figures of an implicit solve (summed over the substeps of a retried step).
+struct SolverStats {
+  int substeps = 0;           // 1, or more when Newton failed and the step was retried in halves
+  int newton_iterations = 0;  // summed over substeps
+  long ksp_iterations = 0;    // summed over substeps and Newton iterations
+  int line_search_halvings = 0;
+  int gradient_steps = 0;
+  Real residual = 0;         // ‖P∇E‖ relative to its first value, at the end of the last substep
+  Real scaled_residual = 0;  // ... and the worst node's velocity error × Δt/dx (cells)
+};
+
 class Method {
  public:
   virtual ~Method() = default;
@@ -56,6 +67,8 @@ class Method {
   // Mesh methods (FEM, shape matching): this rank's tetrahedra for Catalyst's "mesh" channel.
   virtual bool has_mesh() const { return false; }
   virtual TetMeshView mesh_view(const Space& /*space*/) const { return {}; }
+  // Implicit methods: what the solver did in the last step (solver.csv, the progress line).
+  virtual const SolverStats* solver_stats() const { return nullptr; }
 };
 
 // A particle whose state became NaN or inf (or flew out of the addressable domain): the run stops
@@ -75,6 +88,19 @@ class ParticleStateError : public Error {
   long step_;
   ParticleId id_;
   std::string field_;
+};
+
+// The implicit solver did not converge even at its smallest step (implicit.max_halvings halvings).
+// The particles hold a good state at time reached() (the step's start, or the end of the last
+// substep that converged); the driver checkpoints it and stops. Thrown on every rank alike.
+class SolverError : public CollectiveError {
+ public:
+  SolverError(long step, Real reached, const std::string& why)
+      : CollectiveError("step " + std::to_string(step) + ": " + why), reached_(reached) {}
+  Real reached() const { return reached_; }
+
+ private:
+  Real reached_;
 };
 
 // Creates the method the scene names (methods are listed in methods/Methods.cpp).

@@ -271,7 +271,11 @@ class SceneReader {
     ImplicitSettings settings;
     settings.operator_type = implicit.text("operator");
     settings.newton_tol = implicit.real("newton_tol");
+    settings.newton_atol = implicit.real("newton_atol");
     settings.max_newton = implicit.integer("max_newton");
+    settings.max_halvings = implicit.integer("max_halvings");
+    settings.project_spd = implicit.boolean("project_spd");
+    settings.monitor = implicit.boolean("monitor");
     settings.petsc_options = implicit.text("petsc_options");
     return settings;
   }

@@ -117,13 +117,32 @@ std::vector<KeySchema> implicit_keys() {
       KeySchema::choice("operator", {"matrix_free", "assembled"},
                         "Hessian as a matrix-free MatShell or an assembled MPIAIJ/MPIBAIJ matrix")
           .defaults_to("matrix_free"),
-      KeySchema::real("newton_tol", "Newton tolerance on the incremental-potential gradient norm")
+      KeySchema::real("newton_tol",
+                      "Newton stops when the projected gradient norm of the incremental potential has "
+                      "fallen by this factor from its first value")
           .defaults_to("1.0e-6")
+          .above(0),
+      KeySchema::real("newton_atol",
+                      "... or when the worst node's velocity error times dt/dx (a displacement in "
+                      "cells) is below this")
+          .defaults_to("1.0e-9")
           .above(0),
       KeySchema::integer("max_newton", "largest number of Newton iterations per step")
           .defaults_to("20")
           .at_least(1),
-      KeySchema::text("petsc_options", "PETSc options database entries, e.g. \"-ksp_type cg -pc_type gamg\"")
+      KeySchema::integer("max_halvings",
+                         "a step whose Newton iteration fails is retried as two half steps, at most "
+                         "this many times in a row; then the run checkpoints and stops")
+          .defaults_to("8")
+          .at_least(0),
+      KeySchema::boolean("project_spd",
+                         "make each particle's energy Hessian positive semi-definite (spec 002 "
+                         "section 2.6), so that CG applies")
+          .defaults_to("true"),
+      KeySchema::boolean("monitor", "print one line per Newton iteration on rank 0").defaults_to("false"),
+      KeySchema::text("petsc_options",
+                      "PETSc options database entries, e.g. \"-ksp_type cg -pc_type gamg\"; the "
+                      "command line, PETSC_OPTIONS and .petscrc override them")
           .defaults_to("\"\""),
   };
 }

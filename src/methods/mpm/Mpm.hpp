@@ -20,6 +20,7 @@ class MpmStepper {
   virtual GlobalDiagnostics diagnostics(const Space& space) const = 0;
   virtual std::vector<StageTime> stage_times() const = 0;
   virtual void derive_field(const Space& space, const std::string& name, Real* out) const = 0;
+  virtual const SolverStats* solver_stats() const = 0;
 };
 
 class Mpm final : public Method {
@@ -33,6 +34,7 @@ class Mpm final : public Method {
   void advance(Space& space, Real t, Real dt) override { stepper_->advance(space, t, dt); }
   GlobalDiagnostics diagnostics(const Space& space) const override { return stepper_->diagnostics(space); }
   std::vector<StageTime> stage_times() const override { return stepper_->stage_times(); }
+  const SolverStats* solver_stats() const override { return stepper_->solver_stats(); }
   // "stress": the Cauchy stress σ = τ / J (d×d, row-major); "J": det F_E · J_P, the volume ratio;
   // "Jp" and "mass" when the particles do not carry them (elastic scenes; always).
   int derived_field_components(const std::string& name) const override {

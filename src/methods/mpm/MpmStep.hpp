@@ -9,10 +9,11 @@
 #include <vector>
 
 #include "colliders/Collider.hpp"
-#include "core/BSpline.hpp"
 #include "core/Mpi.hpp"
 #include "core/ReproducibleSum.hpp"
 #include "core/StageClock.hpp"
+#include "methods/mpm/GridKernels.hpp"
+#include "methods/mpm/ImplicitSystem.hpp"
 #include "methods/mpm/Mpm.hpp"
 #include "methods/mpm/materials/Materials.hpp"
 
@@ -27,6 +28,8 @@ class MpmStep final : public MpmStepper {
   using Vec = Eigen::Matrix<Real, D, 1>;
   using MatMap = Eigen::Map<Eigen::Matrix<Real, D, D, Eigen::RowMajor>>;
   using VecMap = Eigen::Map<Vec>;
+  using K = GridKernels<D, Kernel>;
+  using Stencil = typename K::Stencil;
 
  public:
   explicit MpmStep(const Scene& scene)
@@ -36,10 +39,26 @@ class MpmStep final : public MpmStepper {
                                                   : Transfer::Apic),
         flip_ratio_(scene.grid.flip_ratio),
         cfl_(scene.time.cfl.value_or(0)),
-        colliders_(scene.colliders, scene.dimension) {
+        colliders_(scene.colliders, scene.dimension),
+        implicit_(scene.time.integrator == "implicit"),
+        implicit_settings_(scene.implicit) {
     for (const auto& [name, settings] : scene.materials) {
       materials_.push_back(make_mpm_material(settings));
       density_.push_back(settings.params.at("density"));
+    }
+    if (implicit_) {
+      // spec §10.6 as issue 6 chose: sticky and slip colliders are constraints of the solve,
+      // separate ones act on the solution.
+      for (std::size_t i = 0; i < colliders_.size(); ++i)
+        (colliders_[i].boundary() == Boundary::Separate ? separate_ : bilateral_).add(colliders_[i]);
+      NewtonSettings newton;
+      newton.operator_type = implicit_settings_.operator_type;
+      newton.rtol = implicit_settings_.newton_tol;
+      newton.atol = implicit_settings_.newton_atol;
+      newton.max_iterations = implicit_settings_.max_newton;
+      newton.monitor = implicit_settings_.monitor;
+      newton_ = std::make_unique<NewtonSolver>(MPI_COMM_WORLD, newton);
+      system_ = std::make_unique<MpmImplicitSystem<D, Kernel>>(materials_, implicit_settings_.project_spd);
     }
   }
 
@@ -65,7 +84,7 @@ class MpmStep final : public MpmStepper {
 
   // spec 002 §9.3: Δt_elastic = C h / max_p c_p with the hardened dilatational wave speed.
   Real stable_dt(const Space& space) const override {
-    if (cfl_ <= 0) return std::numeric_limits<Real>::infinity();
+    if (cfl_ <= 0 || implicit_) return std::numeric_limits<Real>::infinity();
     const ParticleSet& ps = space.particles();
     const Fields f = fields(ps);
     Real local = 0, c = 0;
@@ -81,6 +100,10 @@ class MpmStep final : public MpmStepper {
 
   void advance(Space& space, Real t, Real dt) override {
     ++step_;
+    if (implicit_) {
+      stats_ = SolverStats{};
+      return advance_implicit(space, t, dt, 0);
+    }
     GhostExchange& ghost = space.ghost();
     clock_.time(kStress, [&] { compute_stress(space); });             // spec §8 eq. (189)
     clock_.time(kP2G, [&] { particles_to_grid(space, ghost, dt); });  // §9.2 steps 1-3, 6
@@ -92,6 +115,7 @@ class MpmStep final : public MpmStepper {
   }
 
   std::vector<StageTime> stage_times() const override { return clock_.times(); }
+  const SolverStats* solver_stats() const override { return implicit_ ? &stats_ : nullptr; }
 
   void derive_field(const Space& space, const std::string& name, Real* out) const override {
     const ParticleSet& ps = space.particles();
@@ -147,63 +171,8 @@ class MpmStep final : public MpmStepper {
             ps.has_field("Jp") ? ps.real("Jp") : nullptr, ps.real("volume"), density_.data()};
   }
 
-  // The kernel of one particle along each axis: weights w, gradients dw, and the offsets
-  // o = x_i − x_p of its N nodes, wo = w·o; corner: the window index of the first node.
-  struct Stencil {
-    Real w[D][N], dw[D][N], o[D][N], wo[D][N];
-    int corner[D];
-  };
-
   int grid_components() const { return transfer_ == Transfer::Flip ? 1 + 2 * D : 1 + D; }
   int velocity_components() const { return transfer_ == Transfer::Flip ? 2 * D : D; }
-
-  Stencil stencil(const BlockGeometry& g, const BlockCoord& block, const Real* x) const {
-    Stencil s;
-    const Real inv_h = 1 / g.dx;
-    for (int a = 0; a < D; ++a) {
-      const AxisWeights<N> axis = Kernel::axis((x[a] - g.origin[a]) * inv_h, inv_h);
-      s.corner[a] =
-          static_cast<int>(axis.base - std::int64_t(block[a]) * g.block + GhostExchange::kWindowLower);
-      for (int i = 0; i < N; ++i) {
-        s.w[a][i] = axis.w[i];
-        s.dw[a][i] = axis.dw[i];
-        s.o[a][i] = static_cast<Real>(axis.base + i) * g.dx + g.origin[a] - x[a];
-        s.wo[a][i] = s.w[a][i] * s.o[a][i];
-      }
-    }
-    return s;
-  }
-
-  // The first component of row (j, k) of a particle's stencil in its block's window.
-  static std::size_t row_offset(const Stencil& s, int ex, int ey, int j, int k) {
-    if constexpr (D == 3)
-      return std::size_t(s.corner[0]) +
-             ex * (std::size_t(s.corner[1] + j) + ey * std::size_t(s.corner[2] + k));
-    return std::size_t(s.corner[0]) + ex * std::size_t(s.corner[1] + j);
-  }
-
-  // Adds to the D components at `first` of each stencil node the separable sum
-  //   w_ip a + Σ_axes (Π_{b≠axis} w_b) e_axis[i_axis]
-  // (and w_ip m to component 0 when m is given). With a = m v_p and e_a[i] = w_a[i] o_a[i] (m D⁻¹B)_{:,a}
-  // − Δt dw_a[i] τ_{:,a} this is the APIC momentum plus Δt times the stress force of spec §6.1 and
-  // §8 eq. (189); the products are formed row by row instead of node by node.
-  static void splat(Real* window, int c, int ex, int ey, const Stencil& s, const Vec& a, const Vec (&e)[D][N],
-                    int first, const Real* mass) {
-    for (int k = 0; k < (D == 3 ? N : 1); ++k)
-      for (int j = 0; j < N; ++j) {
-        Real wjk = s.w[1][j];
-        Vec row_sum = a * wjk + e[1][j];  // 2D: w1 a + e1[j]
-        if constexpr (D == 3) {
-          wjk *= s.w[2][k];
-          row_sum = a * wjk + s.w[2][k] * e[1][j] + s.w[1][j] * e[2][k];
-        }
-        Real* node = window + c * row_offset(s, ex, ey, j, k);
-        for (int i = 0; i < N; ++i, node += c) {
-          if (mass) node[0] += s.w[0][i] * wjk * *mass;
-          for (int d = 0; d < D; ++d) node[first + d] += s.w[0][i] * row_sum[d] + wjk * e[0][i][d];
-        }
-      }
-  }
 
   // τ_p V_p⁰ for every particle, by runs of consecutive particles of one material so that the
   // material is chosen once per run and may work on a batch (kirchhoff_batch, Materials.hpp).
@@ -251,7 +220,7 @@ class MpmStep final : public MpmStepper {
       const BlockCoord cb = decode_block_key(blocks.keys[b]);
       Real* window = windows_.data() + b * wn;
       for (std::size_t p = blocks.begin(b); p < blocks.end(b); ++p) {
-        const Stencil s = stencil(g, cb, x + D * p);
+        const Stencil s = K::stencil(g, cb, x + D * p);
         const Real mp = f.mass(p);
         const Vec mv = mp * VecMap(const_cast<Real*>(v) + D * p);
         const Mat affine = (mp * d_inverse) * Mat(MatMap(const_cast<Real*>(B) + D * D * p));
@@ -261,19 +230,105 @@ class MpmStep final : public MpmStepper {
         if (!flip) {  // momentum + Δt force in one set of components
           for (int a = 0; a < D; ++a)
             for (int i = 0; i < N; ++i) e[a][i] = s.wo[a][i] * affine.col(a) - (dt * s.dw[a][i]) * tau.col(a);
-          splat(window, c, ex, ey, s, mv + dt * fb, e, 1, &mp);
+          K::splat(window, c, ex, ey, s, mv + dt * fb, e, 1, &mp);
         } else {  // FLIP: momentum and force apart, for the velocity increment (spec §6.4)
           Vec none[D][N];
           for (int a = 0; a < D; ++a)
             for (int i = 0; i < N; ++i) none[a][i].setZero(), e[a][i] = -s.dw[a][i] * tau.col(a);
-          splat(window, c, ex, ey, s, mv, none, 1, &mp);
-          splat(window, c, ex, ey, s, fb, e, 1 + D, nullptr);
+          K::splat(window, c, ex, ey, s, mv, none, 1, &mp);
+          K::splat(window, c, ex, ey, s, fb, e, 1 + D, nullptr);
         }
       }
     }
   }
 
-  void update_grid(const GhostExchange& ghost, Real t, Real dt) {
+  // One implicit step (spec §10.10): P2G of mass and momentum (and the lagged viscous stress),
+  // the predictor v* = vⁿ + Δt g, Newton on E(v) with the sticky/slip constraints, the separate
+  // colliders on the solution, then G2P as in the explicit step. A solve that fails is retried as
+  // two steps of half the size, down to implicit.max_halvings halvings.
+  void advance_implicit(Space& space, Real t, Real dt, int depth) {
+    GhostExchange& ghost = space.ghost();
+    clock_.time(kStress, [&] { viscous_stress(space); });
+    clock_.time(kP2G, [&] { particles_to_grid(space, ghost, dt); });
+    clock_.time(kScatter, [&] { ghost.scatter_add(windows_, grid_components(), grid_); });
+    NewtonReport report;
+    clock_.time(kSolve, [&] {
+      update_grid(ghost, t, dt, false);  // v* (and vⁿ for FLIP), no colliders
+      system_->prepare(space, grid_, grid_components(), grid_velocity_, velocity_components(), bilateral_, t,
+                       dt, solution_);
+      try {
+        report = newton_->solve(*system_, solution_.data());
+      } catch (const NewtonFailure& e) {
+        report.converged = false, report.failure = e.what();
+      }
+    });
+    record(report);
+    if (!report.converged) {
+      if (depth >= implicit_settings_.max_halvings)
+        throw SolverError(step_, t,
+                          "the implicit solve failed at the smallest step " + fmt_real(dt) + " s (" +
+                              std::to_string(depth) + " halvings): " + report.failure);
+      if (space.rank() == 0)
+        std::fprintf(stderr, "nendo: step %ld: %s; retrying with dt = %.6g s\n", step_,
+                     report.failure.c_str(), dt / 2);
+      advance_implicit(space, t, dt / 2, depth + 1);
+      advance_implicit(space, t + dt / 2, dt / 2, depth + 1);
+      return;
+    }
+    clock_.time(kGrid, [&] {
+      system_->write_solution(solution_.data(), grid_velocity_, velocity_components());
+      project_separate(ghost, t);
+    });
+    clock_.time(kGather, [&] { ghost.gather(grid_velocity_, velocity_components(), windows_); });
+    clock_.time(kG2P, [&] { grid_to_particles(space, dt); });
+    clock_.time(kMigrate, [&] { space.migrate(); });
+  }
+
+  static std::string fmt_real(Real x) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.6g", x);
+    return text;
+  }
+
+  void record(const NewtonReport& r) {
+    ++stats_.substeps;
+    stats_.newton_iterations += r.iterations;
+    stats_.ksp_iterations += r.ksp_iterations;
+    stats_.line_search_halvings += r.line_search_halvings;
+    stats_.gradient_steps += r.gradient_steps;
+    stats_.residual = r.residual0 > 0 ? r.residual / r.residual0 : 0;
+    stats_.scaled_residual = r.scaled_residual;
+  }
+
+  // The implicit step's only explicit stress: a viscous fluid's rate term from the last step.
+  void viscous_stress(const Space& space) {
+    const ParticleSet& ps = space.particles();
+    const std::size_t n = ps.size();
+    stress_.assign(n * D * D, 0.0);
+    if (!ps.has_field("tau_viscous")) return;
+    const Real* viscous = ps.real("tau_viscous");
+    const Real* V0 = ps.real("volume");
+    for (std::size_t p = 0; p < n; ++p)
+      MatMap(stress_.data() + D * D * p) = V0[p] * MatMap(const_cast<Real*>(viscous) + D * D * p);
+  }
+
+  void project_separate(const GhostExchange& ghost, Real t) {
+    if (separate_.empty()) return;
+    const BlockGeometry& g = ghost.geometry();
+    const int c = grid_components(), cv = velocity_components(), npb = ghost.nodes_per_block();
+    for (std::size_t b = 0; b < ghost.grid_blocks(); ++b) {
+      const BlockCoord cb = decode_block_key(ghost.grid_keys()[b]);
+      const NodeBlock nodes{
+          g.origin,
+          g.dx,
+          {std::int64_t(cb[0]) * g.block, std::int64_t(cb[1]) * g.block, std::int64_t(cb[2]) * g.block},
+          g.block};
+      separate_.template project_block<D>(nodes, grid_.data() + b * npb * c, c,
+                                          grid_velocity_.data() + b * npb * cv, cv, t);
+    }
+  }
+
+  void update_grid(const GhostExchange& ghost, Real t, Real dt, bool collide = true) {
     const BlockGeometry& g = ghost.geometry();
     const int c = grid_components(), cv = velocity_components();
     const int npb = ghost.nodes_per_block();
@@ -299,7 +354,7 @@ class MpmStep final : public MpmStepper {
           g.dx,
           {std::int64_t(cb[0]) * g.block, std::int64_t(cb[1]) * g.block, std::int64_t(cb[2]) * g.block},
           g.block};
-      colliders_.template project_block<D>(nodes, mass, c, velocity, cv, t);  // §9.2 step 8
+      if (collide) colliders_.template project_block<D>(nodes, mass, c, velocity, cv, t);  // §9.2 step 8
     }
   }
 
@@ -328,14 +383,14 @@ class MpmStep final : public MpmStepper {
       const BlockCoord cb = decode_block_key(blocks.keys[b]);
       const Real* window = windows_.data() + b * wn;
       for (std::size_t p = blocks.begin(b); p < blocks.end(b); ++p) {
-        const Stencil s = stencil(g, cb, x + D * p);
+        const Stencil s = K::stencil(g, cb, x + D * p);
         // v_p = Σ w v_i, B_p = Σ w v_i (x_i − x_p)ᵀ, L = ∇v = Σ v_i ∇wᵀ (spec §6.1, §7.2), contracted
         // along x first: per row the sums S_w, S_o, S_d of w, w·o and dw times v_i.
         Vec v_pic = Vec::Zero(), v_old = Vec::Zero();
         Mat B_new = Mat::Zero(), L = Mat::Zero();
         for (int k = 0; k < (D == 3 ? N : 1); ++k)
           for (int j = 0; j < N; ++j) {
-            const Real* node = window + cv * row_offset(s, ex, ey, j, k);
+            const Real* node = window + cv * K::row_offset(s, ex, ey, j, k);
             Vec Sw = Vec::Zero(), So = Vec::Zero(), Sd = Vec::Zero(), Sold = Vec::Zero();
             for (int i = 0; i < N; ++i, node += cv) {
               const VecMap vi(const_cast<Real*>(node));
@@ -421,8 +476,15 @@ class MpmStep final : public MpmStepper {
   std::vector<MpmMaterial> materials_;
   std::vector<Real> density_;
   long step_ = 0;
-  enum Stage { kStress, kP2G, kScatter, kGrid, kGather, kG2P, kMigrate };
-  StageClock clock_{{"stress", "P2G", "scatter_add", "grid", "gather", "G2P", "migrate"}};
+  bool implicit_;
+  ImplicitSettings implicit_settings_;
+  ColliderSet bilateral_, separate_;  // implicit: the constraints, and what acts after the solve
+  std::unique_ptr<NewtonSolver> newton_;
+  std::unique_ptr<MpmImplicitSystem<D, Kernel>> system_;
+  std::vector<Real> solution_;
+  SolverStats stats_;
+  enum Stage { kStress, kP2G, kScatter, kGrid, kGather, kG2P, kMigrate, kSolve };
+  StageClock clock_{{"stress", "P2G", "scatter_add", "grid", "gather", "G2P", "migrate", "solve"}};
   std::vector<Real> ones_;  // J_P of particles that carry none
   std::vector<Real> stress_, windows_, grid_, grid_velocity_;
 };

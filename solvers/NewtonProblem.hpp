@@ -1,0 +1,44 @@
+#pragma once
+// What a Newton–Krylov minimisation needs from the problem it minimises (MPM spec 002 §10.5):
+// an energy E(v) over the unknowns numbered by a DofMap, its gradient, its Hessian H as a
+// product, a diagonal and an assembly, and the constraints as an orthogonal projector P per node.
+// The solver only ever sees the projected quantities: the gradient P ∇E and the operator
+// A = P H P + (I − P), which is symmetric (and positive definite when H is), so CG applies.
+// Arrays are this rank's owned unknowns, block_size per node, in DofMap order. Every call is
+// collective.
+#include <petscmat.h>
+
+#include "core/Types.hpp"
+#include "solvers/DofMap.hpp"
+
+namespace nendo {
+
+class NewtonProblem {
+ public:
+  virtual ~NewtonProblem() = default;
+  virtual const DofMap& dofs() const = 0;
+  // Makes v the linearisation point (the energy, gradient and Hessian caches) and returns the
+  // projected gradient P ∇E(v). v satisfies the constraints.
+  virtual void linearize(const Real* v, Real* gradient) = 0;
+  // E(v + d) − E(v) for the linearisation point v, computed as a sum of local differences (no
+  // cancellation of large totals); +∞ when v + d is inadmissible (an inverted element).
+  virtual Real energy_change(const Real* d) = 0;
+  // y = P H P x + (I − P) x at the linearisation point.
+  virtual void apply(const Real* x, Real* y) = 0;
+  // The diagonal of P H P + (I − P) (Jacobi).
+  virtual void diagonal(Real* d) = 0;
+  // Adds P H P + (I − P) into A with MatSetValuesBlocked(..., ADD_VALUES), global block indices
+  // from the DofMap. Inserts the same pattern every time for a given layout (the solver
+  // preallocates by calling it once on a MATPREALLOCATOR matrix).
+  virtual void assemble(::Mat A) = 0;
+  // x ← P x.
+  virtual void project(Real* x) = 0;
+  // The size of the gradient in the units a user reads a tolerance in (MPM: the largest nodal
+  // velocity error times Δt/h, in cells per step).
+  virtual Real scaled_residual(const Real* gradient) = 0;
+  // Owned node positions (block_size numbers per node), for the rigid-body near null space that
+  // algebraic multigrid uses; false if the problem has none.
+  virtual bool coordinates(Real* /*xyz*/) { return false; }
+};
+
+}  // namespace nendo

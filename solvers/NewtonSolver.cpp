@@ -1,0 +1,166 @@
+#include "solvers/NewtonSolver.hpp"
+
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "core/Error.hpp"
+#include "solvers/PetscCall.hpp"
+
+namespace nendo {
+
+namespace {
+
+Real dot(MPI_Comm comm, const std::vector<Real>& a, const std::vector<Real>& b) {
+  Real local = std::inner_product(a.begin(), a.end(), b.begin(), Real(0)), global = 0;
+  MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_SUM, comm);
+  return global;
+}
+
+// A PETSc vector over the owned unknowns that shares nendo's array.
+struct WrappedVec {
+  Vec vec = nullptr;
+  WrappedVec(MPI_Comm comm, const DofMap& dofs, Real* data) {
+    petsc_call(VecCreateMPIWithArray(comm, dofs.block_size(), dofs.local_size(), PETSC_DETERMINE, data, &vec),
+               "VecCreateMPIWithArray");
+  }
+  ~WrappedVec() { VecDestroy(&vec); }
+  WrappedVec(const WrappedVec&) = delete;
+  WrappedVec& operator=(const WrappedVec&) = delete;
+};
+
+}  // namespace
+
+NewtonSolver::NewtonSolver(MPI_Comm comm, NewtonSettings settings)
+    : comm_(comm), settings_(std::move(settings)), operator_(make_hessian_operator(settings_.operator_type)) {
+  PetscBool initialized = PETSC_FALSE;
+  PetscInitialized(&initialized);
+  if (!initialized) throw Error("the implicit solver needs PETSc, which is not initialised");
+  create_ksp();
+}
+
+// A KSP configured from nendo's defaults and then the options database. Recreated for each new
+// layout: KSPReset does not make every PC (GAMG's levels) forget the old sizes.
+void NewtonSolver::create_ksp() {
+  if (ksp_) KSPDestroy(&ksp_);
+  petsc_call(KSPCreate(comm_, &ksp_), "KSPCreate");
+  petsc_call(KSPSetType(ksp_, KSPCG), "KSPSetType");
+  PC pc = nullptr;
+  petsc_call(KSPGetPC(ksp_, &pc), "KSPGetPC");
+  petsc_call(PCSetType(pc, settings_.operator_type == "assembled" ? PCGAMG : PCJACOBI), "PCSetType");
+  petsc_call(KSPSetTolerances(ksp_, 1e-4, 1e-50, PETSC_DEFAULT, PETSC_DEFAULT), "KSPSetTolerances");
+  petsc_call(KSPSetFromOptions(ksp_), "KSPSetFromOptions");
+  // GAMG (PETSc 3.18) cannot coarsen a BAIJ matrix: it gets AIJ with the block size.
+  PCType type = nullptr;
+  PCGetType(pc, &type);
+  operator_->set_matrix_type(type && std::string(type) == PCGAMG ? MATAIJ : MATBAIJ);
+}
+
+NewtonSolver::~NewtonSolver() {
+  if (ksp_) KSPDestroy(&ksp_);
+}
+
+std::string NewtonSolver::ksp_description() const {
+  KSPType ksp_type = nullptr;
+  PCType pc_type = nullptr;
+  PC pc = nullptr;
+  KSPGetType(ksp_, &ksp_type);
+  KSPGetPC(ksp_, &pc);
+  PCGetType(pc, &pc_type);
+  return std::string(ksp_type ? ksp_type : "?") + " + " + (pc_type ? pc_type : "?");
+}
+
+NewtonReport NewtonSolver::solve(NewtonProblem& problem, Real* v) {
+  const DofMap& dofs = problem.dofs();
+  const std::size_t n = static_cast<std::size_t>(dofs.local_size());
+  gradient_.assign(n, 0.0), direction_.assign(n, 0.0), trial_.assign(n, 0.0), diagonal_.assign(n, 0.0);
+  WrappedVec rhs(comm_, dofs, gradient_.data()), solution(comm_, dofs, direction_.data());
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  const bool root = rank == 0;
+
+  NewtonReport report;
+  bool operator_ready = false;
+  problem.linearize(v, gradient_.data());
+  for (;;) {
+    report.residual = std::sqrt(dot(comm_, gradient_, gradient_));
+    report.scaled_residual = problem.scaled_residual(gradient_.data());
+    if (report.iterations == 0) report.residual0 = report.residual;
+    if (report.residual <= settings_.rtol * report.residual0 || report.scaled_residual <= settings_.atol ||
+        report.residual == 0) {
+      report.converged = true;
+      break;
+    }
+    if (report.iterations == settings_.max_iterations) {
+      report.failure = "no convergence in " + std::to_string(settings_.max_iterations) + " Newton iterations";
+      break;
+    }
+    ++report.iterations;
+
+    // The linear solve: (P H P + I − P) d = −g from a zero guess (spec §10.8: CG from zero on an
+    // SPD system returns a descent direction).
+    if (!operator_ready) {  // a new layout: KSP and PC forget the old sizes
+      create_ksp();
+      operator_->setup(problem);
+      operator_ready = true;
+    }
+    operator_->update(problem);
+    petsc_call(KSPSetOperators(ksp_, operator_->mat(), operator_->mat()), "KSPSetOperators");
+    petsc_call(VecScale(rhs.vec, -1.0), "VecScale");
+    petsc_call(VecSet(solution.vec, 0.0), "VecSet");
+    const PetscErrorCode solved = KSPSolve(ksp_, rhs.vec, solution.vec);
+    petsc_call(VecScale(rhs.vec, -1.0), "VecScale");
+    if (solved != 0) petsc_call(solved, "KSPSolve");
+    PetscInt ksp_iterations = 0;
+    KSPConvergedReason reason = KSP_CONVERGED_ITERATING;
+    KSPGetIterationNumber(ksp_, &ksp_iterations);
+    KSPGetConvergedReason(ksp_, &reason);
+    report.ksp_iterations += ksp_iterations;
+
+    Real slope = dot(comm_, gradient_, direction_);
+    bool gradient_step = false;
+    if (!(slope < 0) || reason == KSP_DIVERGED_NANORINF) {  // fallback: the Jacobi-scaled gradient
+      problem.diagonal(diagonal_.data());
+      for (std::size_t i = 0; i < n; ++i) direction_[i] = -gradient_[i] / diagonal_[i];
+      slope = dot(comm_, gradient_, direction_);
+      gradient_step = true, ++report.gradient_steps;
+    }
+
+    // Backtracking Armijo line search on E (spec §10.8).
+    Real alpha = 1, change = 0;
+    int halvings = 0;
+    for (;; ++halvings) {
+      for (std::size_t i = 0; i < n; ++i) trial_[i] = alpha * direction_[i];
+      change = problem.energy_change(trial_.data());
+      if (change <= 1e-4 * alpha * slope) break;
+      if (halvings == settings_.max_halvings) break;
+      alpha *= 0.5;
+    }
+    report.line_search_halvings += halvings;
+    if (settings_.monitor && root)
+      PetscPrintf(PETSC_COMM_SELF,
+                  "  newton %2d: |P grad E| %.3e (rel %.3e, %.3e cells)  ksp %4d %s  %s alpha %g  dE %.6e\n",
+                  report.iterations, report.residual, report.residual / report.residual0,
+                  report.scaled_residual, static_cast<int>(ksp_iterations), KSPConvergedReasons[reason],
+                  gradient_step ? "gradient" : "newton", alpha, change);
+    if (change <= 1e-4 * alpha * slope) {
+      for (std::size_t i = 0; i < n; ++i) v[i] += trial_[i];
+      problem.linearize(v, gradient_.data());
+      continue;
+    }
+    // Near the solution the energy change of a full step can sink below the round-off of the
+    // energy itself: the full step is still taken if it reduces the gradient.
+    const Real before = report.residual;
+    for (std::size_t i = 0; i < n; ++i) v[i] += direction_[i];
+    problem.linearize(v, gradient_.data());
+    if (std::sqrt(dot(comm_, gradient_, gradient_)) < before) continue;
+    for (std::size_t i = 0; i < n; ++i) v[i] -= direction_[i];
+    problem.linearize(v, gradient_.data());
+    report.failure = "the line search found no decrease of the energy (iteration " +
+                     std::to_string(report.iterations) + ", KSP " + KSPConvergedReasons[reason] + ")";
+    break;
+  }
+  return report;
+}
+
+}  // namespace nendo

@@ -1,0 +1,83 @@
+#pragma once
+// Newton–Krylov minimisation of an incremental potential (MPM spec 002 §10.5, §10.8):
+//
+//   v ← v⁰ (constraint-consistent)
+//   repeat: g ← P∇E(v); stop if ‖g‖ ≤ rtol ‖g⁰‖ or the scaled residual ≤ atol
+//           solve (P H P + I − P) d = −g with KSP from a zero guess
+//           if g·d ≥ 0 (KSP failed or H indefinite): d ← −diag⁻¹ g (scaled gradient)
+//           α: backtracking Armijo on E, E(v + αd) − E(v) ≤ 1e-4 α g·d, halving
+//           v ← v + α d
+//
+// The KSP (and its PC) is configured from the PETSc options database, so -ksp_type, -pc_type,
+// -ksp_rtol, -ksp_monitor, ... on the command line, in .petscrc or in a scene's
+// implicit.petsc_options all apply. nendo's defaults, which options override: CG with relative
+// tolerance 1e-4, preconditioned by Jacobi (matrix-free) or GAMG (assembled).
+#include <mpi.h>
+#include <petscksp.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/Error.hpp"
+#include "solvers/HessianOperator.hpp"
+#include "solvers/NewtonProblem.hpp"
+
+namespace nendo {
+
+// A problem found its iterate inadmissible (e.g. an inverted element) where no line search can
+// help, such as at the first iterate: the caller retries with a smaller step. Thrown on every rank.
+class NewtonFailure : public Error {
+ public:
+  using Error::Error;
+};
+
+struct NewtonSettings {
+  std::string operator_type = "matrix_free";  // matrix_free | assembled
+  Real rtol = 1e-6;                           // on ‖P∇E‖₂ relative to its first value
+  Real atol = 1e-9;                           // on the problem's scaled residual
+  int max_iterations = 20;
+  int max_halvings = 30;  // of the line search
+  bool monitor = false;   // one line per Newton iteration on rank 0
+};
+
+// What one solve did, the same on every rank.
+struct NewtonReport {
+  int iterations = 0;            // Newton iterations (linear solves)
+  long ksp_iterations = 0;       // summed over the Newton iterations
+  int line_search_halvings = 0;  // summed
+  int gradient_steps = 0;        // iterations that fell back to the scaled gradient
+  Real residual0 = 0;            // ‖P∇E(v⁰)‖₂
+  Real residual = 0;             // ‖P∇E‖₂ at the end
+  Real scaled_residual = 0;      // the problem's scaled residual at the end
+  bool converged = false;
+  std::string failure;  // why it did not converge
+};
+
+class NewtonSolver {
+ public:
+  NewtonSolver(MPI_Comm comm, NewtonSettings settings);
+  ~NewtonSolver();
+  NewtonSolver(const NewtonSolver&) = delete;
+  NewtonSolver& operator=(const NewtonSolver&) = delete;
+
+  // Minimises the problem's energy starting from v (owned unknowns, satisfying the constraints);
+  // v holds the last iterate on return, converged or not. The problem's layout may differ from
+  // the last call's. Collective.
+  NewtonReport solve(NewtonProblem& problem, Real* v);
+
+  const NewtonSettings& settings() const { return settings_; }
+  // "cg + jacobi", as configured from the options database.
+  std::string ksp_description() const;
+
+ private:
+  void create_ksp();
+
+  MPI_Comm comm_;
+  NewtonSettings settings_;
+  KSP ksp_ = nullptr;
+  std::unique_ptr<HessianOperator> operator_;
+  std::vector<Real> gradient_, direction_, trial_, diagonal_;
+};
+
+}  // namespace nendo
