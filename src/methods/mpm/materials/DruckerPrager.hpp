@@ -24,6 +24,7 @@
 #include <limits>
 
 #include "core/Svd.hpp"
+#include "methods/mpm/materials/ElasticHessian.hpp"
 #include "methods/mpm/materials/ElasticParameters.hpp"
 #include "scene/MaterialSchema.hpp"
 
@@ -75,6 +76,37 @@ struct DruckerPrager {
     const Eigen::Matrix<Real, D, 1> e = svd.sigma.array().log();
     const Eigen::Matrix<Real, D, 1> p = (2 * mu * e.array() + lambda * e.sum()) / svd.sigma.array();
     return svd.U * p.asDiagonal() * svd.V.transpose();
+  }
+
+  // ∂P/∂F of the Hencky energy in the SVD's diagonal space (spec 002 §2.5), with e_k = log σ_k and
+  // τ_k = 2μ e_k + λ tr e (so ψ̂_{,k} = τ_k/σ_k):
+  //   ψ̂_{,kk} = (2μ + λ − τ_k)/σ_k²,  ψ̂_{,kl} = λ/(σ_kσ_l),  b_kl = (ψ̂_{,k} + ψ̂_{,l})/(σ_k + σ_l),
+  //   a_kl = (ψ̂_{,k} − ψ̂_{,l})/(σ_k − σ_l) = [2μ (log1p(x)/x − e_l) − λ tr e]/(σ_kσ_l),
+  //   x = σ_k/σ_l − 1: a closed form with no 0/0 (log1p(x)/x → 1 at σ_k = σ_l). σ_d ≤ 0: NaN, as P.
+  template <int D>
+  ElasticHessian<D> hessian(const Mat<D>& F, Real /*Jp*/) const {
+    using H = ElasticHessian<D>;
+    using Vec = Eigen::Matrix<Real, D, 1>;
+    const PolarSvd<D> svd = polar_svd<D>(F);
+    if (!(svd.sigma(D - 1) > 0)) return H::nan();
+    const Vec& s = svd.sigma;
+    const Vec e = s.array().log();
+    const Real tr = e.sum();
+    const Vec tau = 2 * mu * e.array() + lambda * tr;
+    const Vec inv = s.cwiseInverse();
+    H h;
+    h.U = svd.U;
+    h.V = svd.V;
+    h.A = lambda * inv * inv.transpose();
+    h.A.diagonal().array() += (2 * mu - tau.array()) * inv.array().square();
+    for (int p = 0; p < H::kPairs; ++p) {
+      const int k = H::kFirst[p], l = H::kSecond[p];
+      const Real x = (s(k) - s(l)) / s(l);
+      const Real log_ratio = x == 0 ? 1 : std::log1p(x) / x;  // (e_k − e_l)/(σ_k − σ_l) · σ_l
+      h.a[p] = (2 * mu * (log_ratio - e(l)) - lambda * tr) * inv(k) * inv(l);
+      h.b[p] = (tau(k) * inv(k) + tau(l) * inv(l)) / (s(k) + s(l));
+    }
+    return h;
   }
 
   template <int D>

@@ -2,13 +2,15 @@
 // Fixed-corotated hyperelasticity (spec 002 §2.4), with F = U Σ V^T the polar SVD and R = U V^T:
 //   ψ = μ Σ_i (σ_i − 1)² + (λ/2)(J − 1)²,   P = 2μ(F − R) + λ(J − 1) J F^{-T}.
 // J F^{-T} is the cofactor, so P is defined for inverted F (σ_d < 0) too. The static members
-// take μ and λ so that snow (Snow.hpp) evaluates the same energy with hardened parameters.
+// (energy, stress, stress_derivative = ∂P/∂F, kirchhoff_stress) take μ and λ so that snow
+// (Snow.hpp) evaluates the same energy with hardened parameters.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 
 #include "core/Svd.hpp"
 #include "methods/mpm/materials/Cofactor.hpp"
+#include "methods/mpm/materials/ElasticHessian.hpp"
 #include "methods/mpm/materials/ElasticParameters.hpp"
 #include "scene/MaterialSchema.hpp"
 
@@ -36,6 +38,10 @@ struct FixedCorotated {
   template <int D>
   Mat<D> kirchhoff(const Mat<D>& F, Real /*Jp*/) const {
     return kirchhoff_stress<D>(F, mu, lambda);
+  }
+  template <int D>
+  ElasticHessian<D> hessian(const Mat<D>& F, Real /*Jp*/) const {
+    return stress_derivative<D>(F, mu, lambda);
   }
   // kirchhoff<D> for count particles (F row-major, d×d each): in 3D the rotations come from the
   // batched polar decomposition, kPolarBatch particles at a time.
@@ -77,6 +83,31 @@ struct FixedCorotated {
   static Mat<D> stress(const Mat<D>& F, Real mu, Real lambda) {
     const Real J = F.determinant();
     return 2 * mu * (F - polar_rotation<D>(F)) + lambda * (J - 1) * cofactor<D>(F);
+  }
+
+  // ∂P/∂F = ∂stress/∂F in the SVD's diagonal space (spec 002 §2.4), with g_k = J/σ_k and
+  // J/(σ_kσ_l) = σ_m (3D) or 1 (2D), all products of singular values (valid for inverted F):
+  //   ψ̂_{,kk} = 2μ + λ g_k²,  ψ̂_{,kl} = λ(2J − 1) J/(σ_kσ_l),  a_kl = 2μ − λ(J − 1) J/(σ_kσ_l),
+  //   b_kl = 2μ + λ(J − 1) J/(σ_kσ_l) − 4μ/(σ_k + σ_l), |σ_k + σ_l| clamped to ≥ 1e-6 (sign kept).
+  template <int D>
+  static ElasticHessian<D> stress_derivative(const Mat<D>& F, Real mu, Real lambda) {
+    using H = ElasticHessian<D>;
+    const PolarSvd<D> svd = polar_svd<D>(F);
+    const Real J = svd.sigma.prod();
+    const Eigen::Matrix<Real, D, 1> g = cofactor_diagonal<D>(svd.sigma);
+    H h;
+    h.U = svd.U;
+    h.V = svd.V;
+    h.A.diagonal() = (2 * mu) + lambda * g.array().square();
+    for (int p = 0; p < H::kPairs; ++p) {
+      const int k = H::kFirst[p], l = H::kSecond[p];
+      const Real m = pair_cofactor<D>(svd.sigma, p);
+      h.A(k, l) = h.A(l, k) = lambda * (2 * J - 1) * m;
+      const Real volume = lambda * (J - 1) * m;
+      h.a[p] = 2 * mu - volume;
+      h.b[p] = 2 * mu + volume - 4 * mu / clamp_pair_sum(svd.sigma(k) + svd.sigma(l));
+    }
+    return h;
   }
 
   // τ = P Fᵀ = 2μ(F − R)Fᵀ + λ(J − 1)J I: only the rotation R is needed, which polar_rotation

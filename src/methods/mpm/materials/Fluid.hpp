@@ -12,6 +12,7 @@
 
 #include "core/Svd.hpp"
 #include "methods/mpm/materials/Cofactor.hpp"
+#include "methods/mpm/materials/ElasticHessian.hpp"
 #include "methods/mpm/materials/ElasticParameters.hpp"
 #include "scene/MaterialSchema.hpp"
 
@@ -51,6 +52,34 @@ struct Fluid {
     const Real J = F.determinant();
     if (!(J > 0)) return Mat<D>::Constant(std::numeric_limits<Real>::quiet_NaN());
     return -pressure(J) * cofactor<D>(F);
+  }
+
+  // ∂P/∂F in the SVD's diagonal space (spec 002 §2.5). ψ̂(σ) = ψ(J), J = Π σ_k, with
+  // ψ' = −p(J), ψ'' = −p'(J) = K J^{−γ−1}, g_k = J/σ_k and J/(σ_kσ_l) = σ_m (3D) or 1 (2D):
+  //   ψ̂_{,k} = ψ' g_k,  ψ̂_{,kk} = ψ'' g_k²,  ψ̂_{,kl} = (ψ'' J + ψ') J/(σ_kσ_l),
+  //   a_kl = −ψ' J/(σ_kσ_l),  b_kl = ψ' J/(σ_kσ_l).   J ≤ 0: NaN, as P.
+  template <int D>
+  ElasticHessian<D> hessian(const Mat<D>& F, Real /*Jp*/) const {
+    using H = ElasticHessian<D>;
+    const PolarSvd<D> svd = polar_svd<D>(F);
+    const Real J = svd.sigma.prod();
+    if (!(J > 0)) return H::nan();
+    const Real J_minus_gamma = std::pow(J, -gamma);
+    const Real d1 = -bulk / gamma * (J_minus_gamma - 1);  // ψ'(J) = −p(J)
+    const Real d2 = bulk * J_minus_gamma / J;             // ψ''(J)
+    const Eigen::Matrix<Real, D, 1> g = cofactor_diagonal<D>(svd.sigma);
+    H h;
+    h.U = svd.U;
+    h.V = svd.V;
+    h.A = d2 * g * g.transpose();
+    for (int p = 0; p < H::kPairs; ++p) {
+      const int k = H::kFirst[p], l = H::kSecond[p];
+      const Real m = pair_cofactor<D>(svd.sigma, p);
+      h.A(k, l) = h.A(l, k) = (d2 * J + d1) * m;
+      h.a[p] = -d1 * m;
+      h.b[p] = d1 * m;
+    }
+    return h;
   }
 
   template <int D>

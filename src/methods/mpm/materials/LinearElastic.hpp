@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/Svd.hpp"
+#include "methods/mpm/materials/ElasticHessian.hpp"
 #include "methods/mpm/materials/ElasticParameters.hpp"
 #include "scene/MaterialSchema.hpp"
 
@@ -38,6 +39,20 @@ struct LinearElastic {
   Mat<D> P(const Mat<D>& F, Real /*Jp*/) const {
     const Mat<D> e = strain<D>(F);
     return 2 * mu * e + lambda * e.trace() * Mat<D>::Identity();
+  }
+
+  // ∂P/∂F is constant, δP = 2μ sym(δF) + λ tr(δF) I: U = V = I, A = 2μ I + λ 11ᵀ, a = 2μ, b = 0.
+  template <int D>
+  ElasticHessian<D> hessian(const Mat<D>& /*F*/, Real /*Jp*/) const {
+    ElasticHessian<D> h;
+    h.U.setIdentity();
+    h.V.setIdentity();
+    h.A = Mat<D>::Constant(lambda) + 2 * mu * Mat<D>::Identity();
+    for (int p = 0; p < ElasticHessian<D>::kPairs; ++p) {
+      h.a[p] = 2 * mu;
+      h.b[p] = 0;
+    }
+    return h;
   }
 
   template <int D>

@@ -1,6 +1,7 @@
 #pragma once
 // The MPM material models. Adding one = its file (a struct with kName, kPlastic, schema(), a
-// constructor from MaterialSettings, psi/P/kirchhoff/project<D>, wave_speed) + one entry below.
+// constructor from MaterialSettings, psi/P/kirchhoff/project<D>, hessian<D> (∂P/∂F as an
+// ElasticHessian, spec 002 §2.5), wave_speed) + one entry below.
 #include <Eigen/Core>
 #include <cstddef>
 #include <type_traits>

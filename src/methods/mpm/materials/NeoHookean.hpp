@@ -9,6 +9,7 @@
 
 #include "core/Svd.hpp"
 #include "methods/mpm/materials/Cofactor.hpp"
+#include "methods/mpm/materials/ElasticHessian.hpp"
 #include "methods/mpm/materials/ElasticParameters.hpp"
 #include "scene/MaterialSchema.hpp"
 
@@ -37,6 +38,30 @@ struct NeoHookean {
     if (!(J > 0)) return Mat<D>::Constant(std::numeric_limits<Real>::quiet_NaN());
     const Mat<D> F_inv_T = cofactor<D>(F) / J;
     return mu * (F - F_inv_T) + lambda * std::log(J) * F_inv_T;
+  }
+
+  // ∂P/∂F in the SVD's diagonal space (spec 002 §2.3), with c = μ − λ log J:
+  //   ψ̂_{,kk} = μ + (c + λ)/σ_k²,  ψ̂_{,kl} = λ/(σ_kσ_l),  a_kl = μ + c/(σ_kσ_l),  b_kl = μ − c/(σ_kσ_l).
+  // J ≤ 0: NaN, as P.
+  template <int D>
+  ElasticHessian<D> hessian(const Mat<D>& F, Real /*Jp*/) const {
+    using H = ElasticHessian<D>;
+    const PolarSvd<D> svd = polar_svd<D>(F);
+    const Real J = svd.sigma.prod();
+    if (!(J > 0)) return H::nan();
+    const Real c = mu - lambda * std::log(J);
+    const Eigen::Matrix<Real, D, 1> inv = svd.sigma.cwiseInverse();
+    H h;
+    h.U = svd.U;
+    h.V = svd.V;
+    h.A = lambda * inv * inv.transpose();
+    h.A.diagonal().array() += mu + c * inv.array().square();
+    for (int p = 0; p < H::kPairs; ++p) {
+      const Real q = c * inv(H::kFirst[p]) * inv(H::kSecond[p]);
+      h.a[p] = mu + q;
+      h.b[p] = mu - q;
+    }
+    return h;
   }
 
   // P F^T = μ(F F^T − I) + λ log(J) I: no inverse needed.

@@ -70,6 +70,12 @@ struct Snow {
     const Real h = hardening_factor(Jp);
     return FixedCorotated::kirchhoff_stress<D>(F, h * mu0, h * lambda0);
   }
+  // ∂P/∂F at fixed J_P: the fixed-corotated one with the hardened μ, λ.
+  template <int D>
+  ElasticHessian<D> hessian(const Mat<D>& F, Real Jp) const {
+    const Real h = hardening_factor(Jp);
+    return FixedCorotated::stress_derivative<D>(F, h * mu0, h * lambda0);
+  }
 
   // Spec §3.2 steps 2-5 on the trial F_E (in F): J_P^{n+1} = J_P^n Π σ̂_i/σ_i. F is left
   // untouched when no singular value is clamped (θ = ∞ then reproduces fixed corotated exactly).
