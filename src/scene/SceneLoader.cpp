@@ -269,6 +269,7 @@ class SceneReader {
   ImplicitSettings read_implicit(const Cursor& map) {
     const MapReader implicit = section(map, "implicit");
     ImplicitSettings settings;
+    settings.scheme = implicit.text("scheme");
     settings.operator_type = implicit.text("operator");
     settings.newton_tol = implicit.real("newton_tol");
     settings.newton_atol = implicit.real("newton_atol");

@@ -114,6 +114,11 @@ std::vector<KeySchema> catalyst_keys() {
 
 std::vector<KeySchema> implicit_keys() {
   return {
+      KeySchema::choice("scheme", {"backward_euler", "midpoint"},
+                        "backward_euler (first order, damps: energy never grows) or midpoint (the implicit "
+                        "midpoint rule, second order, no numerical damping; Newmark beta = 1/4 for a linear "
+                        "material)")
+          .defaults_to("backward_euler"),
       KeySchema::choice("operator", {"matrix_free", "assembled"},
                         "Hessian as a matrix-free MatShell or an assembled MPIAIJ/MPIBAIJ matrix")
           .defaults_to("matrix_free"),

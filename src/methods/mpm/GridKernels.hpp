@@ -106,6 +106,19 @@ struct GridKernels {
     return L;
   }
 
+  // Σ_i w_ip u_i of the D components at `first` of a window field with c components per node.
+  static Vec interpolate(const Real* window, int c, int ex, int ey, const Stencil& s, int first) {
+    Vec u = Vec::Zero();
+    for (int k = 0; k < (D == 3 ? N : 1); ++k)
+      for (int j = 0; j < N; ++j) {
+        const Real* node = window + c * row_offset(s, ex, ey, j, k) + first;
+        Vec Sw = Vec::Zero();
+        for (int i = 0; i < N; ++i, node += c) Sw += s.w[0][i] * Eigen::Map<const Vec>(node);
+        u += (s.w[1][j] * (D == 3 ? s.w[D - 1][k] : 1)) * Sw;
+      }
+    return u;
+  }
+
   // Calls f(window node, weight index (i, j, k)) for the N^D nodes of a stencil.
   template <class F>
   static void for_each_node(int ex, int ey, const Stencil& s, F&& f) {

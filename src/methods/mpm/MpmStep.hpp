@@ -41,6 +41,7 @@ class MpmStep final : public MpmStepper {
         cfl_(scene.time.cfl.value_or(0)),
         colliders_(scene.colliders, scene.dimension),
         implicit_(scene.time.integrator == "implicit"),
+        midpoint_(implicit_ && scene.implicit.scheme == "midpoint"),
         implicit_settings_(scene.implicit) {
     for (const auto& [name, settings] : scene.materials) {
       materials_.push_back(make_mpm_material(settings));
@@ -51,15 +52,18 @@ class MpmStep final : public MpmStepper {
       // separate ones act on the solution.
       for (std::size_t i = 0; i < colliders_.size(); ++i)
         (colliders_[i].boundary() == Boundary::Separate ? separate_ : bilateral_).add(colliders_[i]);
-      NewtonSettings newton;
-      newton.operator_type = implicit_settings_.operator_type;
-      newton.rtol = implicit_settings_.newton_tol;
-      newton.atol = implicit_settings_.newton_atol;
-      newton.max_iterations = implicit_settings_.max_newton;
-      newton.monitor = implicit_settings_.monitor;
-      newton_ = std::make_unique<NewtonSolver>(MPI_COMM_WORLD, newton);
       system_ = std::make_unique<MpmImplicitSystem<D, Kernel>>(materials_, implicit_settings_.project_spd);
     }
+  }
+
+  NewtonSettings newton_settings() const {
+    NewtonSettings newton;
+    newton.operator_type = implicit_settings_.operator_type;
+    newton.rtol = implicit_settings_.newton_tol;
+    newton.atol = implicit_settings_.newton_atol;
+    newton.max_iterations = implicit_settings_.max_newton;
+    newton.monitor = implicit_settings_.monitor;
+    return newton;
   }
 
   void initialize(Space& space) override {
@@ -102,6 +106,12 @@ class MpmStep final : public MpmStepper {
     ++step_;
     if (implicit_) {
       stats_ = SolverStats{};
+      if (!newton_) {
+        newton_ = std::make_unique<NewtonSolver>(space.comm(), newton_settings());
+        if (space.rank() == 0)
+          std::printf("nendo: implicit %s, %s operator, KSP %s\n", implicit_settings_.scheme.c_str(),
+                      implicit_settings_.operator_type.c_str(), newton_->ksp_description().c_str());
+      }
       return advance_implicit(space, t, dt, 0);
     }
     GhostExchange& ghost = space.ghost();
@@ -171,8 +181,12 @@ class MpmStep final : public MpmStepper {
             ps.has_field("Jp") ? ps.real("Jp") : nullptr, ps.real("volume"), density_.data()};
   }
 
-  int grid_components() const { return transfer_ == Transfer::Flip ? 1 + 2 * D : 1 + D; }
-  int velocity_components() const { return transfer_ == Transfer::Flip ? 2 * D : D; }
+  // Grid components: mass, momentum (+ Δt force), or mass, momentum, force apart when the step
+  // needs vⁿ on the grid (FLIP, the implicit midpoint rule). Velocity components: v^{n+1}, then vⁿ
+  // (FLIP, midpoint), then the midpoint velocity that moves the particles (midpoint).
+  bool split_grid() const { return transfer_ == Transfer::Flip || midpoint_; }
+  int grid_components() const { return split_grid() ? 1 + 2 * D : 1 + D; }
+  int velocity_components() const { return midpoint_ ? 3 * D : transfer_ == Transfer::Flip ? 2 * D : D; }
 
   // τ_p V_p⁰ for every particle, by runs of consecutive particles of one material so that the
   // material is chosen once per run and may work on a batch (kirchhoff_batch, Materials.hpp).
@@ -213,7 +227,7 @@ class MpmStep final : public MpmStepper {
     const int ex = ghost.window_extent(0), ey = ghost.window_extent(1);
     const std::size_t wn = static_cast<std::size_t>(ghost.window_nodes()) * c;
     const Real d_inverse = transfer_ == Transfer::Apic ? Kernel::kInverseD / (g.dx * g.dx) : 0.0;
-    const bool flip = transfer_ == Transfer::Flip;
+    const bool flip = split_grid();
     const Vec zero = Vec::Zero();
     windows_.assign(blocks.count() * wn, 0.0);
     for (std::size_t b = 0; b < blocks.count(); ++b) {
@@ -248,14 +262,17 @@ class MpmStep final : public MpmStepper {
   // two steps of half the size, down to implicit.max_halvings halvings.
   void advance_implicit(Space& space, Real t, Real dt, int depth) {
     GhostExchange& ghost = space.ghost();
+    // The midpoint rule is backward Euler over half the step for the midpoint velocity u:
+    // m(u − vⁿ)/(Δt/2) = f(xⁿ + Δt/2 u) + f_ext, then v^{n+1} = 2u − vⁿ and x^{n+1} = xⁿ + Δt u.
+    const Real h = midpoint_ ? dt / 2 : dt;
     clock_.time(kStress, [&] { viscous_stress(space); });
-    clock_.time(kP2G, [&] { particles_to_grid(space, ghost, dt); });
+    clock_.time(kP2G, [&] { particles_to_grid(space, ghost, h); });
     clock_.time(kScatter, [&] { ghost.scatter_add(windows_, grid_components(), grid_); });
     NewtonReport report;
     clock_.time(kSolve, [&] {
-      update_grid(ghost, t, dt, false);  // v* (and vⁿ for FLIP), no colliders
+      update_grid(ghost, t, h, false);  // v* (and vⁿ for FLIP and midpoint), no colliders
       system_->prepare(space, grid_, grid_components(), grid_velocity_, velocity_components(), bilateral_, t,
-                       dt, solution_);
+                       h, solution_);
       try {
         report = newton_->solve(*system_, solution_.data());
       } catch (const NewtonFailure& e) {
@@ -276,8 +293,17 @@ class MpmStep final : public MpmStepper {
       return;
     }
     clock_.time(kGrid, [&] {
-      system_->write_solution(solution_.data(), grid_velocity_, velocity_components());
-      project_separate(ghost, t);
+      const int cv = velocity_components();
+      system_->write_solution(solution_.data(), grid_velocity_, cv);
+      if (midpoint_)
+        for (std::size_t i = 0; i < grid_velocity_.size(); i += cv)
+          for (int a = 0; a < D; ++a) {
+            const Real u = grid_velocity_[i + a];
+            grid_velocity_[i + 2 * D + a] = u;
+            grid_velocity_[i + a] = 2 * u - grid_velocity_[i + D + a];
+          }
+      project_separate(ghost, t, 0);
+      if (midpoint_) project_separate(ghost, t, 2 * D);
     });
     clock_.time(kGather, [&] { ghost.gather(grid_velocity_, velocity_components(), windows_); });
     clock_.time(kG2P, [&] { grid_to_particles(space, dt); });
@@ -312,7 +338,7 @@ class MpmStep final : public MpmStepper {
       MatMap(stress_.data() + D * D * p) = V0[p] * MatMap(const_cast<Real*>(viscous) + D * D * p);
   }
 
-  void project_separate(const GhostExchange& ghost, Real t) {
+  void project_separate(const GhostExchange& ghost, Real t, int first) {
     if (separate_.empty()) return;
     const BlockGeometry& g = ghost.geometry();
     const int c = grid_components(), cv = velocity_components(), npb = ghost.nodes_per_block();
@@ -324,7 +350,7 @@ class MpmStep final : public MpmStepper {
           {std::int64_t(cb[0]) * g.block, std::int64_t(cb[1]) * g.block, std::int64_t(cb[2]) * g.block},
           g.block};
       separate_.template project_block<D>(nodes, grid_.data() + b * npb * c, c,
-                                          grid_velocity_.data() + b * npb * cv, cv, t);
+                                          grid_velocity_.data() + b * npb * cv + first, cv, t);
     }
   }
 
@@ -332,7 +358,7 @@ class MpmStep final : public MpmStepper {
     const BlockGeometry& g = ghost.geometry();
     const int c = grid_components(), cv = velocity_components();
     const int npb = ghost.nodes_per_block();
-    const bool flip = transfer_ == Transfer::Flip;
+    const bool flip = split_grid();
     grid_velocity_.assign(ghost.grid_blocks() * npb * cv, 0.0);
     for (std::size_t b = 0; b < ghost.grid_blocks(); ++b) {
       const Real* mass = grid_.data() + b * npb * c;
@@ -345,7 +371,7 @@ class MpmStep final : public MpmStepper {
         for (int a = 0; a < D; ++a) {
           const Real momentum = flip ? mv[a] + dt * mv[D + a] : mv[a];
           out[a] = momentum / m + dt * gravity_[a];
-          if (flip) out[D + a] = mv[a] / m;  // v^n for the FLIP increment
+          if (flip) out[D + a] = mv[a] / m;  // v^n for the FLIP increment and the midpoint rule
         }
       }
       const BlockCoord cb = decode_block_key(ghost.grid_keys()[b]);
@@ -412,6 +438,11 @@ class MpmStep final : public MpmStepper {
             }
             if (flip) v_old += wjk * Sold;
           }
+        Vec v_move = v_pic;
+        if (midpoint_) {  // the midpoint velocity moves the particles and updates F
+          L = K::gradient(window, cv, ex, ey, s, 2 * D);
+          v_move = K::interpolate(window, cv, ex, ey, s, 2 * D);
+        }
         const Vec v_change = v_pic - v_old;
         Mat Fp = (Mat::Identity() + dt * L) * Mat(MatMap(F + D * D * p));  // spec §7.2
         Real jp = f.Jp(p);
@@ -420,7 +451,7 @@ class MpmStep final : public MpmStepper {
         if (transfer_ == Transfer::Flip)
           v_new = (1 - flip_ratio_) * v_pic + flip_ratio_ * (VecMap(v + D * p) + v_change);  // spec §6.4
         if (transfer_ != Transfer::Apic) B_new.setZero();
-        const Vec x_new = VecMap(x + D * p) + dt * v_pic;  // spec §9.2 step 13
+        const Vec x_new = VecMap(x + D * p) + dt * v_move;  // spec §9.2 step 13
         const int field = !x_new.allFinite()                                    ? 1
                           : !v_new.allFinite()                                  ? 2
                           : !B_new.allFinite()                                  ? 3
@@ -477,6 +508,7 @@ class MpmStep final : public MpmStepper {
   std::vector<Real> density_;
   long step_ = 0;
   bool implicit_;
+  bool midpoint_;  // implicit.scheme: midpoint
   ImplicitSettings implicit_settings_;
   ColliderSet bilateral_, separate_;  // implicit: the constraints, and what acts after the solve
   std::unique_ptr<NewtonSolver> newton_;
