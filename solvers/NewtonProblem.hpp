@@ -36,6 +36,10 @@ class NewtonProblem {
   // The size of the gradient in the units a user reads a tolerance in (MPM: the largest nodal
   // velocity error times Δt/h, in cells per step).
   virtual Real scaled_residual(const Real* gradient) = 0;
+  // The gradient norm below which round-off dominates (the norms of the terms that cancel in
+  // ∇E, times a small multiple of the machine epsilon), at the last linearisation point: Newton
+  // stops there too, instead of iterating on noise.
+  virtual Real residual_floor() const { return 0; }
   // Owned node positions (block_size numbers per node), for the rigid-body near null space that
   // algebraic multigrid uses; false if the problem has none.
   virtual bool coordinates(Real* /*xyz*/) { return false; }

@@ -87,7 +87,7 @@ NewtonReport NewtonSolver::solve(NewtonProblem& problem, Real* v) {
     report.scaled_residual = problem.scaled_residual(gradient_.data());
     if (report.iterations == 0) report.residual0 = report.residual;
     if (report.residual <= settings_.rtol * report.residual0 || report.scaled_residual <= settings_.atol ||
-        report.residual == 0) {
+        report.residual <= problem.residual_floor()) {
       report.converged = true;
       break;
     }

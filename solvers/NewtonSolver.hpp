@@ -2,7 +2,7 @@
 // Newton–Krylov minimisation of an incremental potential (MPM spec 002 §10.5, §10.8):
 //
 //   v ← v⁰ (constraint-consistent)
-//   repeat: g ← P∇E(v); stop if ‖g‖ ≤ rtol ‖g⁰‖ or the scaled residual ≤ atol
+//   repeat: g ← P∇E(v); stop if ‖g‖ ≤ rtol ‖g⁰‖, the scaled residual ≤ atol, or ‖g‖ is at round-off
 //           solve (P H P + I − P) d = −g with KSP from a zero guess
 //           if g·d ≥ 0 (KSP failed or H indefinite): d ← −diag⁻¹ g (scaled gradient)
 //           α: backtracking Armijo on E, E(v + αd) − E(v) ≤ 1e-4 α g·d, halving
@@ -35,7 +35,7 @@ class NewtonFailure : public Error {
 struct NewtonSettings {
   std::string operator_type = "matrix_free";  // matrix_free | assembled
   Real rtol = 1e-6;                           // on ‖P∇E‖₂ relative to its first value
-  Real atol = 1e-9;                           // on the problem's scaled residual
+  Real atol = 1e-6;                           // on the problem's scaled residual
   int max_iterations = 20;
   int max_halvings = 30;  // of the line search
   bool monitor = false;   // one line per Newton iteration on rank 0

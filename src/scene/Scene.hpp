@@ -91,7 +91,7 @@ struct ImplicitSettings {
   std::string scheme = "backward_euler";      // backward_euler | midpoint
   std::string operator_type = "matrix_free";  // matrix_free | assembled (scene key `operator`)
   Real newton_tol = 1e-6;                     // on ‖P∇E‖ relative to the first
-  Real newton_atol = 1e-9;                    // on the worst node's velocity error × Δt/dx
+  Real newton_atol = 1e-6;                    // on the worst node's velocity error × Δt/dx
   int max_newton = 20;
   int max_halvings = 8;  // a failed step is retried in halves, this many times at most
   bool project_spd = true;

@@ -130,7 +130,7 @@ std::vector<KeySchema> implicit_keys() {
       KeySchema::real("newton_atol",
                       "... or when the worst node's velocity error times dt/dx (a displacement in "
                       "cells) is below this")
-          .defaults_to("1.0e-9")
+          .defaults_to("1.0e-6")
           .above(0),
       KeySchema::integer("max_newton", "largest number of Newton iterations per step")
           .defaults_to("20")

@@ -118,8 +118,17 @@ class MpmImplicitSystem final : public NewtonProblem {
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, dofs_.comm());
     if (bad) throw NewtonFailure("an iterate inverted or degenerated a particle (the energy is not finite)");
     scatter(gradient);
+    Real norms[3] = {0, 0, 0};  // ‖h f‖², ‖M v‖², ‖M v*‖²: the terms that cancel in ∇E
     for (std::size_t l = 0; l < n / D; ++l)
-      for (int a = 0; a < D; ++a) gradient[D * l + a] += mass_[l] * (v[D * l + a] - target_[D * l + a]);
+      for (int a = 0; a < D; ++a) {
+        const std::size_t i = D * l + a;
+        norms[0] += gradient[i] * gradient[i];
+        norms[1] += mass_[l] * mass_[l] * v[i] * v[i];
+        norms[2] += mass_[l] * mass_[l] * target_[i] * target_[i];
+        gradient[i] += mass_[l] * (v[i] - target_[i]);
+      }
+    MPI_Allreduce(MPI_IN_PLACE, norms, 3, MPI_DOUBLE, MPI_SUM, dofs_.comm());
+    floor_ = 1e-12 * (std::sqrt(norms[0]) + std::sqrt(norms[1]) + std::sqrt(norms[2]));
     project(gradient);
   }
 
@@ -195,6 +204,8 @@ class MpmImplicitSystem final : public NewtonProblem {
     MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, dofs_.comm());
     return global * h_ / space_->geometry().dx;
   }
+
+  Real residual_floor() const override { return floor_; }
 
   bool coordinates(Real* xyz) override {
     std::copy(position_.begin(), position_.end(), xyz);
@@ -381,6 +392,7 @@ class MpmImplicitSystem final : public NewtonProblem {
   Space* space_ = nullptr;
   GhostExchange* ghost_ = nullptr;
   Real h_ = 0;
+  Real floor_ = 0;  // residual_floor() at the linearisation point
   int ex_ = 1, ey_ = 1;
   DofMap dofs_;
   std::vector<Real> mass_, target_, position_;  // per owned unknown node
