@@ -14,7 +14,7 @@ namespace {
 using Leaves = std::map<std::string, std::string>;
 
 bool changes_physics(const std::string& key) {
-  for (const char* free : {"time.end", "output", "checkpoint", "balance", "catalyst"}) {
+  for (const char* free : {"time.end", "output", "checkpoint", "balance", "catalyst", "implicit.monitor"}) {
     const std::string prefix(free);
     if (key == prefix || key.compare(0, prefix.size() + 1, prefix + ".") == 0) return false;
   }

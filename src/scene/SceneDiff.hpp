@@ -8,7 +8,7 @@ namespace nendo {
 // The keys (dotted paths, list items by index: "materials.jelly.E", "bodies.0.min.1") whose values
 // differ between two scenes, each given as its text and its --set overrides, without the keys
 // that do not change the physics of the steps still to come: time.end, output, checkpoint,
-// balance and catalyst. Numbers compare by value (1 equals 1.0); a key written out in one scene
+// balance, catalyst and implicit.monitor. Numbers compare by value (1 equals 1.0); a key written out in one scene
 // and left to its default in the other counts as a difference. Throws SceneError if a text does
 // not parse.
 std::vector<std::string> physics_differences(const std::string& text_a,
