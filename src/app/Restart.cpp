@@ -38,7 +38,7 @@ void check_scene(const std::string& path, const CheckpointMeta& meta, const Scen
   throw RestartError(
       fmt::format("cannot restart from {}: the scene differs from the checkpoint's in {} (only time.end, "
                   "output, checkpoint, "
-                  "balance and catalyst may change; --allow-scene-change restarts anyway)",
+                  "balance, catalyst and implicit.monitor may change; --allow-scene-change restarts anyway)",
                   path, list));
 }
 
