@@ -245,12 +245,13 @@ class MpmStep final : public MpmStepper {
           for (int a = 0; a < D; ++a)
             for (int i = 0; i < N; ++i) e[a][i] = s.wo[a][i] * affine.col(a) - (dt * s.dw[a][i]) * tau.col(a);
           K::splat(window, c, ex, ey, s, mv + dt * fb, e, 1, &mp);
-        } else {  // FLIP: momentum and force apart, for the velocity increment (spec §6.4)
-          Vec none[D][N];
+        } else {  // momentum and force apart: FLIP's velocity increment (spec §6.4), the midpoint rule's vⁿ
+          Vec force[D][N];  // the momentum keeps APIC's affine part (zero for FLIP and PIC)
           for (int a = 0; a < D; ++a)
-            for (int i = 0; i < N; ++i) none[a][i].setZero(), e[a][i] = -s.dw[a][i] * tau.col(a);
-          K::splat(window, c, ex, ey, s, mv, none, 1, &mp);
-          K::splat(window, c, ex, ey, s, fb, e, 1 + D, nullptr);
+            for (int i = 0; i < N; ++i)
+              e[a][i] = s.wo[a][i] * affine.col(a), force[a][i] = -s.dw[a][i] * tau.col(a);
+          K::splat(window, c, ex, ey, s, mv, e, 1, &mp);
+          K::splat(window, c, ex, ey, s, fb, force, 1 + D, nullptr);
         }
       }
     }
