@@ -112,7 +112,12 @@ class MpmStep final : public MpmStepper {
           std::printf("nendo: implicit %s, %s operator, KSP %s\n", implicit_settings_.scheme.c_str(),
                       implicit_settings_.operator_type.c_str(), newton_->ksp_description().c_str());
       }
-      return advance_implicit(space, t, dt, 0);
+      try {
+        return advance_implicit(space, t, dt, 0);
+      } catch (const SolverError& e) {  // a step not taken is not counted: the checkpoint saves step_
+        if (!(e.reached() > t)) --step_;
+        throw;
+      }
     }
     GhostExchange& ghost = space.ghost();
     clock_.time(kStress, [&] { compute_stress(space); });             // spec §8 eq. (189)
