@@ -40,6 +40,10 @@ class NewtonProblem {
   // ∇E, times a small multiple of the machine epsilon), at the last linearisation point: Newton
   // stops there too, instead of iterating on noise.
   virtual Real residual_floor() const { return 0; }
+  // The round-off of energy_change() at the last linearisation point (a small multiple of the
+  // machine epsilon times the magnitudes of the terms it sums): below it the line search cannot
+  // tell a decrease of the energy from noise and judges a step by the gradient instead.
+  virtual Real energy_noise() const { return 0; }
   // Owned node positions (block_size numbers per node), for the rigid-body near null space that
   // algebraic multigrid uses; false if the problem has none.
   virtual bool coordinates(Real* /*xyz*/) { return false; }

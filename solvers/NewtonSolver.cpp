@@ -126,41 +126,66 @@ NewtonReport NewtonSolver::solve(NewtonProblem& problem, Real* v) {
       gradient_step = true, ++report.gradient_steps;
     }
 
-    // Backtracking Armijo line search on E (spec §10.8).
+    // Backtracking line search (spec §10.8): Armijo on E while the decrease it predicts stands
+    // above the round-off of E; below it (near the solution) E cannot tell a decrease from noise,
+    // and a step is judged by the norm of the gradient instead.
     Real alpha = 1, change = 0;
     int halvings = 0;
-    for (;; ++halvings) {
-      for (std::size_t i = 0; i < n; ++i) trial_[i] = alpha * direction_[i];
-      change = problem.energy_change(trial_.data());
-      if (change <= 1e-4 * alpha * slope) break;
-      if (halvings == settings_.max_halvings) break;
-      alpha *= 0.5;
+    bool accepted = false, by_gradient = -slope <= problem.energy_noise();
+    if (!by_gradient) {
+      for (;; ++halvings) {
+        for (std::size_t i = 0; i < n; ++i) trial_[i] = alpha * direction_[i];
+        change = problem.energy_change(trial_.data());
+        accepted = change <= 1e-4 * alpha * slope;
+        if (accepted || halvings == settings_.max_halvings) break;
+        alpha *= 0.5;
+      }
+      if (accepted) {
+        for (std::size_t i = 0; i < n; ++i) v[i] += trial_[i];
+        problem.linearize(v, gradient_.data());
+      }
+    }
+    if (!accepted) {
+      by_gradient = true, alpha = 1, halvings = 0;
+      accepted = gradient_search(problem, v, report.residual, alpha, halvings);
     }
     report.line_search_halvings += halvings;
     if (settings_.monitor && root)
       PetscPrintf(PETSC_COMM_SELF,
-                  "  newton %2d: |P grad E| %.3e (rel %.3e, %.3e cells)  ksp %4d %s  %s alpha %g  dE %.6e\n",
+                  "  newton %2d: |P grad E| %.3e (rel %.3e, %.3e cells)  ksp %4d %s  %s alpha %g  %s %.6e\n",
                   report.iterations, report.residual, report.residual / report.residual0,
                   report.scaled_residual, static_cast<int>(ksp_iterations), KSPConvergedReasons[reason],
-                  gradient_step ? "gradient" : "newton", alpha, change);
-    if (change <= 1e-4 * alpha * slope) {
-      for (std::size_t i = 0; i < n; ++i) v[i] += trial_[i];
-      problem.linearize(v, gradient_.data());
-      continue;
-    }
-    // Near the solution the energy change of a full step can sink below the round-off of the
-    // energy itself: the full step is still taken if it reduces the gradient.
-    const Real before = report.residual;
-    for (std::size_t i = 0; i < n; ++i) v[i] += direction_[i];
-    problem.linearize(v, gradient_.data());
-    if (std::sqrt(dot(comm_, gradient_, gradient_)) < before) continue;
-    for (std::size_t i = 0; i < n; ++i) v[i] -= direction_[i];
-    problem.linearize(v, gradient_.data());
-    report.failure = "the line search found no decrease of the energy (iteration " +
+                  gradient_step ? "gradient" : "newton", alpha, by_gradient ? "|g| search, dE" : "dE",
+                  change);
+    if (accepted) continue;
+    report.failure = "the line search found no decrease of the energy or its gradient (iteration " +
                      std::to_string(report.iterations) + ", KSP " + KSPConvergedReasons[reason] + ")";
     break;
   }
   return report;
+}
+
+// The line search near round-off: the longest step v + α d (α = 1, 1/2, ...) whose projected
+// gradient is smaller than before (norm `before`). On success v and the linearisation move there;
+// otherwise both stay at v.
+bool NewtonSolver::gradient_search(NewtonProblem& problem, Real* v, Real before, Real& alpha, int& halvings) {
+  const std::size_t n = gradient_.size();
+  for (;; ++halvings, alpha *= 0.5) {
+    for (std::size_t i = 0; i < n; ++i) trial_[i] = v[i] + alpha * direction_[i];
+    bool admissible = true;
+    try {
+      problem.linearize(trial_.data(), gradient_.data());
+    } catch (const NewtonFailure&) {
+      admissible = false;  // an inverted particle: shorter
+    }
+    if (admissible && std::sqrt(dot(comm_, gradient_, gradient_)) < before) {
+      std::copy(trial_.begin(), trial_.end(), v);
+      return true;
+    }
+    if (halvings == kGradientHalvings) break;
+  }
+  problem.linearize(v, gradient_.data());
+  return false;
 }
 
 }  // namespace nendo

@@ -71,7 +71,9 @@ class NewtonSolver {
   std::string ksp_description() const;
 
  private:
+  static constexpr int kGradientHalvings = 10;
   void create_ksp();
+  bool gradient_search(NewtonProblem& problem, Real* v, Real before, Real& alpha, int& halvings);
 
   MPI_Comm comm_;
   NewtonSettings settings_;

@@ -224,11 +224,11 @@ RETRY = re.compile(r"^nendo: step (\d+): (.+); retrying with dt = (\S+) s$")
 class Failure(unittest.TestCase):
     def test_newton_failures_are_retried_with_half_steps(self):
         name = fresh("retries")
-        done = run(name, "--steps", "12", "--set", "implicit.max_newton=6")
+        done = run(name, "--steps", "12", "--set", "implicit.max_newton=3")  # steps 4 and 5 take 4
         retries = [RETRY.match(l) for l in done.stderr.splitlines() if "retrying" in l]
         self.assertTrue(retries and all(retries), done.stderr)
         for m in retries:
-            self.assertEqual(m.group(2), "no convergence in 6 Newton iterations")
+            self.assertEqual(m.group(2), "no convergence in 3 Newton iterations")
             self.assertIn(float(m.group(3)), [2.0e-3 / 2 ** k for k in range(1, 9)])
         rows = solver_rows(name)
         self.assertEqual([int(r["step"]) for r in rows], list(range(1, 13)))
@@ -238,7 +238,7 @@ class Failure(unittest.TestCase):
         for step, count in failures.items():
             self.assertEqual(sum(1 for m in retries if int(m.group(1)) == step), count, "step %d" % step)
         for r in rows:  # every step ends converged, also after halving
-            self.assertLessEqual(int(r["newton_iterations"]), 6 * int(r["substeps"]))
+            self.assertLessEqual(int(r["newton_iterations"]), 3 * int(r["substeps"]))
             self.assertTrue(float(r["relative_residual"]) <= NEWTON_TOL or float(r["residual_cells"]) <= 1e-6, r)
 
     def failing_step(self):

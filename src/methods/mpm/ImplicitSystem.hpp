@@ -44,10 +44,12 @@ class MpmImplicitSystem final : public NewtonProblem {
       : materials_(materials), project_spd_(project_spd) {}
 
   // The step's layout: the owned nodes of mass > 0 are the unknowns; grid holds c components per
-  // owned node, mass first; target the predictor v* (D per owned node). Returns in v0 the first
-  // iterate: v* with the constraints of the bilateral colliders applied. Collective.
+  // owned node, mass first; target the predictor v* (D of ct components per owned node). Returns
+  // in v0 the first iterate: v* with the colliders' constraints applied (spec §10.6). Collective.
+  // For the midpoint rule the unknown is the midpoint velocity u and the constraints hold u: they
+  // do no work and no node moves into a collider.
   void prepare(Space& space, const std::vector<Real>& grid, int c, const std::vector<Real>& target, int ct,
-               const ColliderSet& bilateral, Real time, Real h, std::vector<Real>& v0) {
+               const ColliderSet& colliders, Real time, Real h, std::vector<Real>& v0) {
     space_ = &space;
     ghost_ = &space.ghost();
     h_ = h;
@@ -62,15 +64,12 @@ class MpmImplicitSystem final : public NewtonProblem {
       const std::size_t i = dofs_.node(static_cast<PetscInt>(l));
       mass_[l] = grid[c * i];
       node_position(i, position_.data() + D * l);
-      for (int a = 0; a < D; ++a) target_[D * l + a] = target[ct * i + a];
+      VecMap(target_.data() + D * l) = Eigen::Map<const Vec>(target.data() + ct * i);
+      Vec v = VecMap(target_.data() + D * l);
       Mat P;
-      Vec offset;
-      if (constraint(bilateral, position_.data() + D * l, time, P, offset)) {
+      if (constrain(colliders, position_.data() + D * l, time, P, v))
         constraints_.push_back({static_cast<PetscInt>(l), P});
-        VecMap(v0.data() + D * l) = P * Vec(VecMap(target_.data() + D * l)) + offset;
-      } else {
-        for (int a = 0; a < D; ++a) v0[D * l + a] = target_[D * l + a];
-      }
+      VecMap(v0.data() + D * l) = v;
     }
     const std::size_t particles = space.particles().size();
     F_hat_.resize(particles * D * D), psi_.resize(particles), hessian_.resize(particles);
@@ -102,6 +101,7 @@ class MpmImplicitSystem final : public NewtonProblem {
     gather(v);
     const Particles f = particles();
     int bad = 0;
+    Real elastic = 0;  // Σ |V ψ|, the scale of energy_change's elastic differences
     for_each_particle([&](std::size_t p, const Stencil& s, const Real* in, Real* out) {
       const Mat Fn = MatMap(f.F + D * D * p);
       const Mat F_hat = (Mat::Identity() + h_ * Kernels::gradient(in, D, ex_, ey_, s, 0)) * Fn;
@@ -113,22 +113,27 @@ class MpmImplicitSystem final : public NewtonProblem {
       hessian_[p] = std::visit([&](const auto& m) { return m.template hessian<D>(F_hat, Jp); }, material);
       if (project_spd_) hessian_[p].project_spd();
       if (!P.allFinite() || !std::isfinite(psi_[p])) bad = 1;
+      elastic += std::abs(psi_[p]);
       Kernels::splat_gradient(out, D, ex_, ey_, s, (h_ * f.V0[p]) * P * Fn.transpose(), 0);
     });
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, dofs_.comm());
     if (bad) throw NewtonFailure("an iterate inverted or degenerated a particle (the energy is not finite)");
     scatter(gradient);
-    Real norms[3] = {0, 0, 0};  // ‖h f‖², ‖M v‖², ‖M v*‖²: the terms that cancel in ∇E
+    // ‖h f‖², ‖M v‖², ‖M v*‖²: the terms that cancel in ∇E; then the energy's scale: Σ |V ψ| and
+    // Σ m |v| (|v| + |v*|), what energy_change's terms are made of.
+    Real norms[4] = {0, 0, 0, elastic};
     for (std::size_t l = 0; l < n / D; ++l)
       for (int a = 0; a < D; ++a) {
         const std::size_t i = D * l + a;
         norms[0] += gradient[i] * gradient[i];
         norms[1] += mass_[l] * mass_[l] * v[i] * v[i];
         norms[2] += mass_[l] * mass_[l] * target_[i] * target_[i];
+        norms[3] += mass_[l] * std::abs(v[i]) * (std::abs(v[i]) + std::abs(target_[i]));
         gradient[i] += mass_[l] * (v[i] - target_[i]);
       }
-    MPI_Allreduce(MPI_IN_PLACE, norms, 3, MPI_DOUBLE, MPI_SUM, dofs_.comm());
+    MPI_Allreduce(MPI_IN_PLACE, norms, 4, MPI_DOUBLE, MPI_SUM, dofs_.comm());
     floor_ = 1e-12 * (std::sqrt(norms[0]) + std::sqrt(norms[1]) + std::sqrt(norms[2]));
+    energy_noise_ = 64 * std::numeric_limits<Real>::epsilon() * norms[3];
     project(gradient);
   }
 
@@ -206,6 +211,7 @@ class MpmImplicitSystem final : public NewtonProblem {
   }
 
   Real residual_floor() const override { return floor_; }
+  Real energy_noise() const override { return energy_noise_; }
 
   bool coordinates(Real* xyz) override {
     std::copy(position_.begin(), position_.end(), xyz);
@@ -235,18 +241,21 @@ class MpmImplicitSystem final : public NewtonProblem {
             ps.has_field("Jp") ? ps.real("Jp") : nullptr};
   }
 
-  // The spec §10.6 projector of a node at x: sticky colliders fix every component (P = 0), slip
-  // colliders the normal one (P = I − n nᵀ, several normals orthonormalised). offset = (I − P) v_co.
-  bool constraint(const ColliderSet& colliders, const Real* x, Real time, Mat& P, Vec& offset) const {
-    P.setIdentity(), offset.setZero();
+  // Spec §10.6 on the node at x with predictor v: P projects onto its free directions and v's
+  // constrained directions become the velocity they are held at. Sticky colliders fix every
+  // component, slip ones the normal component (P = I − n nᵀ, several normals orthonormalised), and
+  // a separate collider whose §11.1 response acts on v (contact, approaching) fixes every component
+  // at that response, friction included. Returns whether any constraint applies.
+  bool constrain(const ColliderSet& colliders, const Real* x, Real time, Mat& P, Vec& v) const {
+    P.setIdentity();
     bool any = false;
     for (std::size_t k = 0; k < colliders.size(); ++k) {
       const Collider& collider = colliders[k];
-      if (collider.template phi<D>(x, time) > 0) continue;
+      if (collider.boundary() == Boundary::Separate || collider.template phi<D>(x, time) > 0) continue;
       const Vec velocity =
           Eigen::Map<const Eigen::Matrix<Real, 3, 1>>(collider.velocity().data()).template head<D>();
       if (collider.boundary() == Boundary::Sticky) {
-        P.setZero(), offset = velocity;
+        P.setZero(), v = velocity;
         return true;
       }
       Vec n;
@@ -255,9 +264,15 @@ class MpmImplicitSystem final : public NewtonProblem {
       if (n.norm() < 1e-6) continue;
       n.normalize();
       P -= n * n.transpose();
-      offset += n * n.dot(velocity);
+      v += n * n.dot(velocity - v);
       any = true;
     }
+    for (std::size_t k = 0; k < colliders.size(); ++k)
+      if (colliders[k].boundary() == Boundary::Separate &&
+          colliders[k].template project<D>(x, v.data(), time)) {
+        P.setZero();
+        return true;
+      }
     return any;
   }
 
@@ -392,7 +407,8 @@ class MpmImplicitSystem final : public NewtonProblem {
   Space* space_ = nullptr;
   GhostExchange* ghost_ = nullptr;
   Real h_ = 0;
-  Real floor_ = 0;  // residual_floor() at the linearisation point
+  Real floor_ = 0;         // residual_floor() at the linearisation point
+  Real energy_noise_ = 0;  // energy_noise() at the linearisation point
   int ex_ = 1, ey_ = 1;
   DofMap dofs_;
   std::vector<Real> mass_, target_, position_;  // per owned unknown node

@@ -48,10 +48,10 @@ class MpmStep final : public MpmStepper {
       density_.push_back(settings.params.at("density"));
     }
     if (implicit_) {
-      // spec §10.6 as issue 6 chose: sticky and slip colliders are constraints of the solve,
-      // separate ones act on the solution.
+      // spec §10.6: every collider constrains the solve; separate ones also act on the solution
+      // (§10.6 step 7), for nodes the predictor did not bring into contact.
       for (std::size_t i = 0; i < colliders_.size(); ++i)
-        (colliders_[i].boundary() == Boundary::Separate ? separate_ : bilateral_).add(colliders_[i]);
+        if (colliders_[i].boundary() == Boundary::Separate) separate_.add(colliders_[i]);
       system_ = std::make_unique<MpmImplicitSystem<D, Kernel>>(materials_, implicit_settings_.project_spd);
     }
   }
@@ -263,8 +263,8 @@ class MpmStep final : public MpmStepper {
   }
 
   // One implicit step (spec §10.10): P2G of mass and momentum (and the lagged viscous stress),
-  // the predictor v* = vⁿ + Δt g, Newton on E(v) with the sticky/slip constraints, the separate
-  // colliders on the solution, then G2P as in the explicit step. A solve that fails is retried as
+  // the predictor v* = vⁿ + Δt g, Newton on E(v) with the colliders as constraints, the separate
+  // colliders again on the solution, then G2P as in the explicit step. A solve that fails is retried as
   // two steps of half the size, down to implicit.max_halvings halvings.
   void advance_implicit(Space& space, Real t, Real dt, int depth) {
     GhostExchange& ghost = space.ghost();
@@ -277,7 +277,7 @@ class MpmStep final : public MpmStepper {
     NewtonReport report;
     clock_.time(kSolve, [&] {
       update_grid(ghost, t, h, false);  // v* (and vⁿ for FLIP and midpoint), no colliders
-      system_->prepare(space, grid_, grid_components(), grid_velocity_, velocity_components(), bilateral_, t,
+      system_->prepare(space, grid_, grid_components(), grid_velocity_, velocity_components(), colliders_, t,
                        h, solution_);
       try {
         report = newton_->solve(*system_, solution_.data());
@@ -516,7 +516,7 @@ class MpmStep final : public MpmStepper {
   bool implicit_;
   bool midpoint_;  // implicit.scheme: midpoint
   ImplicitSettings implicit_settings_;
-  ColliderSet bilateral_, separate_;  // implicit: the constraints, and what acts after the solve
+  ColliderSet separate_;  // implicit: the colliders that also act after the solve
   std::unique_ptr<NewtonSolver> newton_;
   std::unique_ptr<MpmImplicitSystem<D, Kernel>> system_;
   std::vector<Real> solution_;
