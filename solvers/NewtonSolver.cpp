@@ -126,28 +126,29 @@ NewtonReport NewtonSolver::solve(NewtonProblem& problem, Real* v) {
       gradient_step = true, ++report.gradient_steps;
     }
 
-    // Backtracking line search (spec §10.8): Armijo on E while the decrease it predicts stands
-    // above the round-off of E; below it (near the solution) E cannot tell a decrease from noise,
-    // and a step is judged by the norm of the gradient instead.
+    // Backtracking line search (spec §10.8): Armijo on E while the decrease a step predicts
+    // (−α g·d) stands above the round-off of E; below it (near the solution, or after many
+    // halvings) E cannot tell a decrease from noise and would accept any step, so the step is
+    // judged by the norm of the gradient instead.
+    const Real noise = problem.energy_noise();
     Real alpha = 1, change = 0;
     int halvings = 0;
-    bool accepted = false, by_gradient = -slope <= problem.energy_noise();
-    if (!by_gradient) {
-      for (;; ++halvings) {
-        for (std::size_t i = 0; i < n; ++i) trial_[i] = alpha * direction_[i];
-        change = problem.energy_change(trial_.data());
-        accepted = change <= 1e-4 * alpha * slope;
-        if (accepted || halvings == settings_.max_halvings) break;
-        alpha *= 0.5;
-      }
-      if (accepted) {
-        for (std::size_t i = 0; i < n; ++i) v[i] += trial_[i];
-        problem.linearize(v, gradient_.data());
-      }
+    bool accepted = false, by_gradient = false;
+    for (; - alpha * slope > noise; ++halvings, alpha *= 0.5) {
+      for (std::size_t i = 0; i < n; ++i) trial_[i] = alpha * direction_[i];
+      change = problem.energy_change(trial_.data());
+      accepted = change <= 1e-4 * alpha * slope;
+      if (accepted || halvings == settings_.max_halvings) break;
+    }
+    if (accepted) {
+      for (std::size_t i = 0; i < n; ++i) v[i] += trial_[i];
+      problem.linearize(v, gradient_.data());
     }
     if (!accepted) {
-      by_gradient = true, alpha = 1, halvings = 0;
-      accepted = gradient_search(problem, v, report.residual, alpha, halvings);
+      int more = 0;
+      by_gradient = true, alpha = 1;
+      accepted = gradient_search(problem, v, report.residual, alpha, more);
+      halvings += more;
     }
     report.line_search_halvings += halvings;
     if (settings_.monitor && root)
