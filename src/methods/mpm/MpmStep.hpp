@@ -344,24 +344,26 @@ class MpmStep final : public MpmStepper {
       MatMap(stress_.data() + D * D * p) = V0[p] * MatMap(const_cast<Real*>(viscous) + D * D * p);
   }
 
+  // The nodes of the ghost exchange's grid block b, for the colliders.
+  static NodeBlock node_block(const GhostExchange& ghost, std::size_t b) {
+    const BlockGeometry& g = ghost.geometry();
+    const BlockCoord cb = decode_block_key(ghost.grid_keys()[b]);
+    return {g.origin,
+            g.dx,
+            {std::int64_t(cb[0]) * g.block, std::int64_t(cb[1]) * g.block, std::int64_t(cb[2]) * g.block},
+            g.block};
+  }
+
   void project_separate(const GhostExchange& ghost, Real t, int first) {
     if (separate_.empty()) return;
-    const BlockGeometry& g = ghost.geometry();
     const int c = grid_components(), cv = velocity_components(), npb = ghost.nodes_per_block();
     for (std::size_t b = 0; b < ghost.grid_blocks(); ++b) {
-      const BlockCoord cb = decode_block_key(ghost.grid_keys()[b]);
-      const NodeBlock nodes{
-          g.origin,
-          g.dx,
-          {std::int64_t(cb[0]) * g.block, std::int64_t(cb[1]) * g.block, std::int64_t(cb[2]) * g.block},
-          g.block};
-      separate_.template project_block<D>(nodes, grid_.data() + b * npb * c, c,
+      separate_.template project_block<D>(node_block(ghost, b), grid_.data() + b * npb * c, c,
                                           grid_velocity_.data() + b * npb * cv + first, cv, t);
     }
   }
 
   void update_grid(const GhostExchange& ghost, Real t, Real dt, bool collide = true) {
-    const BlockGeometry& g = ghost.geometry();
     const int c = grid_components(), cv = velocity_components();
     const int npb = ghost.nodes_per_block();
     const bool flip = split_grid();
@@ -380,13 +382,8 @@ class MpmStep final : public MpmStepper {
           if (flip) out[D + a] = mv[a] / m;  // v^n for the FLIP increment and the midpoint rule
         }
       }
-      const BlockCoord cb = decode_block_key(ghost.grid_keys()[b]);
-      const NodeBlock nodes{
-          g.origin,
-          g.dx,
-          {std::int64_t(cb[0]) * g.block, std::int64_t(cb[1]) * g.block, std::int64_t(cb[2]) * g.block},
-          g.block};
-      if (collide) colliders_.template project_block<D>(nodes, mass, c, velocity, cv, t);  // §9.2 step 8
+      if (collide)
+        colliders_.template project_block<D>(node_block(ghost, b), mass, c, velocity, cv, t);  // §9.2 step 8
     }
   }
 
