@@ -143,8 +143,7 @@ NewtonReport NewtonSolver::solve(NewtonProblem& problem, Real* v) {
     if (accepted) {
       for (std::size_t i = 0; i < n; ++i) v[i] += trial_[i];
       problem.linearize(v, gradient_.data());
-    }
-    if (!accepted) {
+    } else {
       int more = 0;
       by_gradient = true, alpha = 1;
       accepted = gradient_search(problem, v, report.residual, alpha, more);

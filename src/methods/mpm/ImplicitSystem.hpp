@@ -442,8 +442,9 @@ void MpmImplicitSystem<D, Kernel>::assemble(::Mat A) {
   ex_ = ghost_->window_extent(0), ey_ = ghost_->window_extent(1);
   constexpr int S = kStencilNodes, R = 2 * N - 1, O = D == 3 ? R * R * R : R * R, DD = D * D;
   const std::size_t W = static_cast<std::size_t>(ghost_->window_nodes());
-  pairs_.resize(W * O * DD), touched_.resize(W * O);
+  pairs_.assign(W * O * DD, 0.0), touched_.assign(W * O, 0);  // kept zero between blocks
   PetscInt cols[O];
+  int used[O];
   Real row_values[D * O * D];
   std::size_t node[S];
   int offset[S];  // the stencil node's position, in pair-offset units
@@ -452,8 +453,6 @@ void MpmImplicitSystem<D, Kernel>::assemble(::Mat A) {
     if (blocks.begin(b) == blocks.end(b)) continue;
     const BlockCoord cb = decode_block_key(blocks.keys[b]);
     const Real* info = info_windows_.data() + b * wn;
-    std::fill(pairs_.begin(), pairs_.end(), 0.0);
-    std::fill(touched_.begin(), touched_.end(), 0);
     for (std::size_t p = blocks.begin(b); p < blocks.end(b); ++p) {
       const Stencil s = Kernels::stencil(space_->geometry(), cb, ps.positions() + D * p);
       const Mat Fn = MatMap(f.F + D * D * p);
@@ -483,27 +482,30 @@ void MpmImplicitSystem<D, Kernel>::assemble(::Mat A) {
         }
       }
     }
-    // One block row per window node: P_w K_wq P_q (spec §10.6), columns by global index.
+    // One block row per window node: P_w K_wq P_q (spec §10.6), columns by global index. The
+    // table entries read are zeroed for the next block.
     for (std::size_t w = 0; w < W; ++w) {
-      const PetscInt row = static_cast<PetscInt>(info[c * w]);
-      if (row < 0) continue;  // an inactive or fully constrained node: only its diagonal, below
-      const Mat Pw = Eigen::Map<const RowMat>(info + c * w + 1);
       int count = 0;
-      for (int o = 0; o < O; ++o) {
-        if (!touched_[w * O + o]) continue;
+      for (int o = 0; o < O; ++o)
+        if (touched_[w * O + o]) used[count++] = o, touched_[w * O + o] = 0;
+      const PetscInt row = static_cast<PetscInt>(info[c * w]);
+      const Mat Pw = Eigen::Map<const RowMat>(info + c * w + 1);
+      for (int n = 0; n < count; ++n) {
+        const int o = used[n];
+        Real* pair = pairs_.data() + (w * O + o) * DD;
         const int di = o % R - (N - 1), dj = (o / R) % R - (N - 1), dk = D == 3 ? o / (R * R) - (N - 1) : 0;
         const std::size_t q = w + di + std::ptrdiff_t(ex_) * (dj + std::ptrdiff_t(ey_) * dk);
-        cols[count] = static_cast<PetscInt>(info[c * q]);
-        const Mat Pq = Eigen::Map<const RowMat>(info + c * q + 1);
-        const Mat block = Pw * Mat(Eigen::Map<const RowMat>(pairs_.data() + (w * O + o) * DD)) * Pq;
+        cols[n] = static_cast<PetscInt>(info[c * q]);
+        const Mat block =
+            Pw * Mat(Eigen::Map<const RowMat>(pair)) * Mat(Eigen::Map<const RowMat>(info + c * q + 1));
+        std::fill(pair, pair + DD, 0.0);
         for (int a = 0; a < D; ++a)
-          for (int t = 0; t < D; ++t) row_values[a * (O * D) + count * D + t] = block(a, t);
-        ++count;
+          for (int t = 0; t < D; ++t) row_values[(a * count + n) * D + t] = block(a, t);
       }
-      // MatSetValuesBlocked reads the D × (count D) row block with a row stride of count D.
-      for (int a = 1; a < D; ++a)
-        std::copy(row_values + a * (O * D), row_values + a * (O * D) + count * D, row_values + a * count * D);
-      petsc_call(MatSetValuesBlocked(A, 1, &row, count, cols, row_values, ADD_VALUES), "MatSetValuesBlocked");
+      // An inactive or fully constrained node (row −1) gets only its diagonal, below.
+      if (count > 0 && row >= 0)
+        petsc_call(MatSetValuesBlocked(A, 1, &row, count, cols, row_values, ADD_VALUES),
+                   "MatSetValuesBlocked");
     }
   }
   // The mass and the constrained part: m P + (I − P) on each owned node's diagonal block.
