@@ -1,6 +1,7 @@
 #include "decomposition/ParticleHalo.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <numeric>
 
@@ -115,6 +116,29 @@ void ParticleHalo::update(const ParticleSet& owned, const std::vector<std::strin
         f->unpack(slot_of_arrival_[peer->receive_begin + i], at);
         at += f->bytes_per_particle();
       }
+  }
+}
+
+void ParticleHalo::update_values(const Real* owned, int components, Real* halo) {
+  const std::size_t stride = sizeof(Real) * components;
+  std::map<int, Bytes> outgoing;
+  std::vector<int> sources;
+  for (const Peer& peer : peers_) {
+    if (peer.receive_count > 0) sources.push_back(peer.rank);
+    if (peer.sends.empty()) continue;
+    Bytes& out = outgoing[peer.rank];
+    out.resize(peer.sends.size() * stride);
+    unsigned char* at = out.data();
+    for (std::size_t p : peer.sends) {
+      std::memcpy(at, owned + components * p, stride);
+      at += stride;
+    }
+  }
+  for (const Message& m : exchange_.exchange(outgoing, sources)) {
+    auto peer = std::find_if(peers_.begin(), peers_.end(), [&](const Peer& p) { return p.rank == m.rank; });
+    const unsigned char* at = m.bytes.data();
+    for (std::size_t i = 0; i < peer->receive_count; ++i, at += stride)
+      std::memcpy(halo + components * slot_of_arrival_[peer->receive_begin + i], at, stride);
   }
 }
 

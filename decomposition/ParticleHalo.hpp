@@ -24,6 +24,9 @@ class ParticleHalo {
              const Partition& partition);
   // Collective: sends the current values of the named fields to the halo copies.
   void update(const ParticleSet& owned, const std::vector<std::string>& fields);
+  // Collective: the same for a method's scratch values that are not particle fields (per-step sums,
+  // solver vectors): owned[c p + k] for owned particle p goes to halo[c q + k] of its copy q.
+  void update_values(const Real* owned, int components, Real* halo);
 
   const ParticleSet& particles() const { return halo_; }
   const ParticleBlocks& blocks() const { return halo_blocks_; }

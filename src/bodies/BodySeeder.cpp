@@ -65,6 +65,7 @@ Lattice lattice_for(const BodySettings& b, int dim, Real dx) {
 struct BodyFields {
   Real mass, volume;
   int material;
+  int body;  // index in scene.bodies
   const Vec3* velocity;
 };
 
@@ -74,6 +75,7 @@ void set_fields(ParticleSet& ps, std::size_t p, const BodyFields& f) {
   ps.real("volume")[p] = f.volume;
   if (ps.has_field("mass")) ps.real("mass")[p] = f.mass;  // methods that store it (MPM derives it)
   if (ps.has_field("material")) ps.int32("material")[p] = f.material;
+  if (ps.has_field("body")) ps.int32("body")[p] = f.body;  // methods that tell bodies apart
 }
 
 void seed_lattice(const BodySettings& b, const Lattice& l, const BodyFields& f, ParticleId id_base, int rank,
@@ -131,11 +133,12 @@ int material_index(const Scene& scene, const std::string& name) {
 SeedResult seed_bodies(MPI_Comm comm, const Scene& scene, ParticleSet& ps) {
   const int d = scene.dimension, rank = mpi::rank(comm), ranks = mpi::size(comm);
   SeedResult result;
+  int body = 0;
   for (const BodySettings& b : scene.bodies) {
     const MaterialSettings& m = scene.materials.at(b.material);
     const Real spacing = scene.grid.dx / b.particles_per_cell;
     const Real volume = std::pow(spacing, d);
-    const BodyFields f{m.params.at("density") * volume, volume, material_index(scene, b.material),
+    const BodyFields f{m.params.at("density") * volume, volume, material_index(scene, b.material), body++,
                        &b.velocity};
     if (b.shape == "file") {
       result.next_id += seed_file(comm, scene, b, f, result.next_id, ps);

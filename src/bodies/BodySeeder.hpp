@@ -16,7 +16,7 @@ struct SeedResult {
 };
 
 // Appends this rank's share of every body to `particles` (which has the method's fields and
-// "velocity", "mass", "volume", "material" registered). Collective (file bodies are read with
+// "velocity", "mass", "volume", "material" registered; "body", the body's index, if registered). Collective (file bodies are read with
 // parallel HDF5, each rank a contiguous chunk). A point file's particles get the body's id base
 // plus their index in the file; their volume is the file's "volume" field, else (dx/ppc)^d.
 SeedResult seed_bodies(MPI_Comm comm, const Scene& scene, ParticleSet& particles);

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 namespace nendo {
@@ -49,6 +50,32 @@ inline std::vector<double> reproducible_sums(MPI_Comm comm, const std::vector<st
   for (int c = 0; c < n; ++c)
     result[c] = std::isfinite(plain[c]) ? std::ldexp(static_cast<double>(sums[c]), shift[c]) : plain[c];
   return result;
+}
+
+// Collective: Σ_i x_i y_i over every rank's n terms, by the same integer accumulation, so that a
+// Krylov solver's dot products (and hence its iterates) do not depend on the rank count. Two
+// allreduces; a non-finite term makes the result NaN.
+inline double reproducible_dot(MPI_Comm comm, const double* x, const double* y, std::size_t n) {
+  static MPI_Datatype int128 = MPI_DATATYPE_NULL;
+  static MPI_Op add = MPI_OP_NULL;
+  if (int128 == MPI_DATATYPE_NULL) {
+    MPI_Type_contiguous(16, MPI_BYTE, &int128);
+    MPI_Type_commit(&int128);
+    MPI_Op_create(&detail::add_int128, 1, &add);
+  }
+  double largest = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double term = std::fabs(x[i] * y[i]);
+    if (!(term <= largest)) largest = term != term ? std::numeric_limits<double>::infinity() : term;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, comm);
+  if (!std::isfinite(largest)) return std::numeric_limits<double>::quiet_NaN();
+  if (largest == 0) return 0;
+  const int shift = std::ilogb(largest) - 96;
+  __int128 sum = 0;
+  for (std::size_t i = 0; i < n; ++i) sum += static_cast<__int128>(std::ldexp(x[i] * y[i], -shift));
+  MPI_Allreduce(MPI_IN_PLACE, &sum, 1, int128, add, comm);
+  return std::ldexp(static_cast<double>(sum), shift);
 }
 
 }  // namespace nendo

@@ -6,6 +6,7 @@
 #include "methods/Method.hpp"
 #include "methods/ballistic/Ballistic.hpp"
 #include "methods/mpm/Mpm.hpp"
+#include "methods/slave_sph/SlaveSph.hpp"
 
 namespace nendo {
 
@@ -15,6 +16,7 @@ static const std::map<std::string, MethodFactory>& methods() {
   static const std::map<std::string, MethodFactory> registry = {
       {"ballistic", [](const Scene& s) { return std::make_unique<Ballistic>(s); }},
       {"mpm", [](const Scene& s) { return std::make_unique<Mpm>(s); }},
+      {"slave_sph", [](const Scene& s) { return std::make_unique<SlaveSph>(s); }},
   };
   return registry;
 }

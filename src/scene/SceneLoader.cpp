@@ -77,12 +77,15 @@ class SceneReader {
         {"balance", [&](const Cursor& c) { scene.balance = read_balance(c); }},
         {"catalyst", [&](const Cursor& c) { scene.catalyst = read_catalyst(c); }},
         {"implicit", [&](const Cursor& c) { scene.implicit = read_implicit(c); }},
+        {"slave_sph", [&](const Cursor& c) { scene.slave_sph = read_slave_sph(c); }},
     };
     const MapReader top(root(), top_level_keys(), dimension_source(), sections);
     scene.format = top.integer("nendo");
     scene.method = top.text("method");
     scene.dimension = dimension();
     scene.gravity = top.vector("gravity");
+    if (scene.method == "slave_sph" && scene.dimension != 3)
+      top.fail("dimension", "slave_sph is three-dimensional (its kernel, Eq. 3, is the 3D cubic spline)");
     if (!scene.output.every && !scene.output.every_steps) scene.output.every = scene.time.end / 100;
     return scene;
   }
@@ -168,8 +171,32 @@ class SceneReader {
   std::vector<BodySettings> read_bodies(const Cursor& list) {
     if (list.node.size() == 0) list.fail("must list at least one body");
     std::vector<BodySettings> bodies;
-    for (std::size_t i = 0; i < list.node.size(); ++i) bodies.push_back(read_body(list.item(i)));
+    for (std::size_t i = 0; i < list.node.size(); ++i) {
+      bodies.push_back(read_body(list.item(i)));
+      if (method_is("slave_sph")) check_slave_sph_spacing(list.item(i), bodies.front(), bodies.back());
+    }
     return bodies;
+  }
+
+  bool method_is(const char* name) const {
+    const YAML::Node method = root_["method"];
+    return method && method.IsScalar() && method.Scalar() == name;
+  }
+
+  // Slave SPH (spec 000 §3.14): one master spacing d = dx / particles_per_cell for the whole scene
+  // (the slaves' lattice and quadrature volume), and a block cell of at least 2h + d/2 with h = d,
+  // so that the one-cell particle halo holds every neighbour within 2h after a step's motion.
+  void check_slave_sph_spacing(const Cursor& map, const BodySettings& first, const BodySettings& body) {
+    const MapReader reader(map, body_schema().keys_of(*body_schema().find_shape(body.shape)),
+                           dimension_source());
+    if (body.particles_per_cell < 3)
+      reader.fail("particles_per_cell",
+                  "slave_sph needs at least 3 (the block cell dx must hold the kernel support 2h = 2d "
+                  "plus a margin for the particles' motion, with d = dx / particles_per_cell)");
+    if (body.particles_per_cell != first.particles_per_cell)
+      reader.fail("particles_per_cell",
+                  "slave_sph uses one master spacing for the whole scene: every body needs the same "
+                  "particles_per_cell (the first has " + std::to_string(first.particles_per_cell) + ")");
   }
 
   BodySettings read_body(const Cursor& map) {
@@ -278,6 +305,24 @@ class SceneReader {
     settings.project_spd = implicit.boolean("project_spd");
     settings.monitor = implicit.boolean("monitor");
     settings.petsc_options = implicit.text("petsc_options");
+    return settings;
+  }
+
+  SlaveSphSettings read_slave_sph(const Cursor& map) {
+    const MapReader sph = section(map, "slave_sph");
+    SlaveSphSettings settings;
+    settings.slaves = sph.boolean("slaves");
+    settings.alpha = sph.real("alpha");
+    settings.beta = sph.real("beta");
+    settings.gamma = sph.real("gamma");
+    settings.delete_distance = sph.real("delete_distance");
+    settings.insertion = sph.boolean("insertion");
+    settings.deletion = sph.boolean("deletion");
+    settings.gradient = sph.text("gradient");
+    settings.reference = sph.text("reference");
+    settings.cg_tol = sph.real("cg_tol");
+    settings.cg_max = sph.integer("cg_max");
+    settings.project_spd = sph.boolean("project_spd");
     return settings;
   }
 

@@ -152,6 +152,52 @@ std::vector<KeySchema> implicit_keys() {
   };
 }
 
+std::vector<KeySchema> slave_sph_keys() {
+  return {
+      KeySchema::boolean("slaves",
+                         "false: measure deformation and forces on the masters themselves (the baseline "
+                         "of spec 000 section 4.4, which has zero-energy modes)")
+          .defaults_to("true"),
+      KeySchema::real("alpha", "blend of the slave-interpolated velocity into the master velocity (Eq. 8)")
+          .defaults_to("0.9")
+          .at_least(0)
+          .at_most(1),
+      KeySchema::real("beta", "implicitness of the slave velocity solve (Eq. 15): 0 explicit, 1 backward Euler")
+          .defaults_to("1")
+          .at_least(0)
+          .at_most(1),
+      KeySchema::real("gamma",
+                      "masters closer than gamma r (r = half the master spacing) at the start are adjacent; "
+                      "a slave is inserted when adjacent masters separate beyond 2h")
+          .defaults_to("2.5")
+          .above(0)
+          .below(4),
+      KeySchema::real("delete_distance", "slaves closer than this times h are merged (the younger is deleted)")
+          .defaults_to("0.15")
+          .at_least(0)
+          .below(2),
+      KeySchema::boolean("insertion", "insert slaves where adjacent masters separate (section 3.11)")
+          .defaults_to("true"),
+      KeySchema::boolean("deletion", "delete crowded and orphan slaves (section 3.12)").defaults_to("true"),
+      KeySchema::choice("gradient", {"zero_sum", "plain"},
+                        "kernel gradient weights: zero_sum (internal forces conserve momentum, spec A5) "
+                        "or plain (the paper's literal Eq. 11)")
+          .defaults_to("zero_sum"),
+      KeySchema::choice("reference", {"shepard", "master"},
+                        "velocity subtracted in the velocity gradient (Eq. 7): shepard (the slaves' "
+                        "weighted mean, Eq. 7R) or master (the master's own velocity, literal Eq. 7)")
+          .defaults_to("shepard"),
+      KeySchema::real("cg_tol", "relative residual at which the CG solve of Eq. (15) stops")
+          .defaults_to("1.0e-5")
+          .above(0)
+          .below(1),
+      KeySchema::integer("cg_max", "largest number of CG iterations per step").defaults_to("1000").at_least(1),
+      KeySchema::boolean("project_spd",
+                         "make each master's energy Hessian positive semi-definite so that CG applies")
+          .defaults_to("true"),
+  };
+}
+
 std::vector<SectionSchema> make_section_schemas() {
   return {
       {"time", "Time stepping. At least one of dt and cfl is required.", time_keys()},
@@ -165,6 +211,10 @@ std::vector<SectionSchema> make_section_schemas() {
       {"catalyst", "ParaView Catalyst in-situ visualisation.", catalyst_keys()},
       {"implicit", "Newton-Krylov solver of the implicit integrator (time.integrator: implicit).",
        implicit_keys()},
+      {"slave_sph",
+       "The slave-particle SPH method (spec 000). Master spacing d = grid.dx / particles_per_cell, h = d; "
+       "the KSP of the slave velocity solve reads implicit.petsc_options.",
+       slave_sph_keys()},
   };
 }
 
@@ -281,6 +331,7 @@ std::vector<KeySchema> make_top_level_keys() {
       KeySchema::section("balance", "load balance, see [balance](#balance)").defaults_to("{}"),
       KeySchema::section("catalyst", "in-situ visualisation, see [catalyst](#catalyst)").defaults_to("{}"),
       KeySchema::section("implicit", "implicit solver, see [implicit](#implicit)").defaults_to("{}"),
+      KeySchema::section("slave_sph", "slave-particle SPH, see [slave_sph](#slave_sph)").defaults_to("{}"),
   };
 }
 
@@ -337,8 +388,8 @@ std::string materials_description() {
 }
 
 const std::vector<std::string>& output_field_names() {
-  static const std::vector<std::string> names = {"velocity", "stress", "J",    "Jp", "material",
-                                                 "mass",     "volume", "rank", "id"};
+  static const std::vector<std::string> names = {"velocity", "stress", "J",    "Jp",   "material", "mass",
+                                                 "volume",   "rank",   "id",   "kind", "body",     "F"};
   return names;
 }
 

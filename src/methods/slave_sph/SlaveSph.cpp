@@ -1,0 +1,649 @@
+#include "methods/slave_sph/SlaveSph.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/Mpi.hpp"
+#include "core/ReproducibleSum.hpp"
+#include "solvers/ShellKsp.hpp"
+
+namespace nendo {
+namespace {
+
+using RowMat3 = Eigen::Matrix<Real, 3, 3, Eigen::RowMajor>;
+
+Real distance2(const Real* a, const Real* b) {
+  const Real dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
+  return dx * dx + dy * dy + dz * dz;
+}
+
+enum Stage { kNeighbours, kTransfer, kStress, kSolve, kMasters, kSlaves, kTopology };
+
+}  // namespace
+
+SlaveSph::SlaveSph(const Scene& scene)
+    : settings_(scene.slave_sph),
+      gravity_(scene.gravity),
+      d_(scene.grid.dx / scene.bodies.front().particles_per_cell),
+      kernel_(d_),  // h = d (spec §3.14)
+      colliders_(scene.colliders, 3),
+      clock_({"neighbours", "transfer", "stress", "solve", "masters", "slaves", "topology"}) {
+  Real lightest = std::numeric_limits<Real>::infinity();
+  plastic_ = false;
+  for (const auto& [name, settings] : scene.materials) {
+    materials_.push_back(make_mpm_material(settings));
+    densities_.push_back(settings.params.at("density"));
+    plastic_ = plastic_ || std::visit([](const auto& m) { return m.kPlastic; }, materials_.back());
+    lightest = std::min(lightest, settings.params.at("density") * d_ * d_ * d_);
+  }
+  orphan_mass_ = 1e-12 * lightest;
+}
+
+SlaveSph::~SlaveSph() = default;
+
+void SlaveSph::register_fields(ParticleSet& particles) const {
+  particles.add_field("mass", FieldType::Real, 1);
+  particles.add_field("material", FieldType::Int32, 1);
+  particles.add_field("body", FieldType::Int32, 1);
+  particles.add_field("kind", FieldType::Int32, 1);  // 0 master, 1 slave
+  particles.add_field("F", FieldType::Real, 9);      // F_E, row-major
+  if (plastic_) {
+    particles.add_field("Fp", FieldType::Real, 9);  // F_P
+    particles.add_field("Jp", FieldType::Real, 1);  // det F_P (hardening, spec S3)
+  }
+  // Ids of the masters adjacent at the start (§3.11), kNone in free slots.
+  particles.add_field("adjacent", FieldType::UInt64, kMaxAdjacent);
+}
+
+StateRecord SlaveSph::save_state() const {
+  StateRecord state;
+  state.reals["slave_density_max"] = {n_max_};
+  return state;
+}
+
+void SlaveSph::restore(Space& /*space*/, const StateRecord& state) {
+  const auto it = state.reals.find("slave_density_max");
+  if (it == state.reals.end() || it->second.size() != 1)
+    throw Error("slave_sph: the checkpoint has no slave_density_max (written by another method?)");
+  n_max_ = it->second[0];
+}
+
+int SlaveSph::material_of(std::size_t c) const { return material_[c]; }
+Real SlaveSph::slave_volume(std::size_t c) const { return volume_[c]; }
+
+// ---------------------------------------------------------------------------------------------
+// The combined view: owned particles [0, n_own), then the halo copies.
+
+void SlaveSph::gather_local(Space& space) {
+  const ParticleSet& own = space.particles();
+  const ParticleSet& halo = space.halo().particles();
+  n_own_ = own.size();
+  n_ = n_own_ + halo.size();
+  x_.resize(3 * n_), v_.resize(3 * n_), F_.resize(9 * n_);
+  mass_.resize(n_), volume_.resize(n_), Jp_.resize(n_), id_.resize(n_);
+  kind_.resize(n_), material_.resize(n_), body_.resize(n_);
+  alive_.assign(n_, 1);
+  auto copy = [&](const ParticleSet& ps, std::size_t at) {
+    const std::size_t n = ps.size();
+    std::copy_n(ps.positions(), 3 * n, x_.begin() + 3 * at);
+    std::copy_n(ps.real("velocity"), 3 * n, v_.begin() + 3 * at);
+    std::copy_n(ps.real("F"), 9 * n, F_.begin() + 9 * at);
+    std::copy_n(ps.real("mass"), n, mass_.begin() + at);
+    std::copy_n(ps.real("volume"), n, volume_.begin() + at);
+    std::copy_n(ps.ids(), n, id_.begin() + at);
+    std::copy_n(ps.int32("kind"), n, kind_.begin() + at);
+    std::copy_n(ps.int32("material"), n, material_.begin() + at);
+    std::copy_n(ps.int32("body"), n, body_.begin() + at);
+    if (plastic_)
+      std::copy_n(ps.real("Jp"), n, Jp_.begin() + at);
+    else
+      std::fill_n(Jp_.begin() + at, n, 1.0);
+  };
+  copy(own, 0);
+  copy(halo, n_own_);
+}
+
+// ---------------------------------------------------------------------------------------------
+// §3.12: of two slaves closer than delete_distance·h the younger (higher id) goes, greedily in id
+// order. Decided for owned slaves from the owned and halo slaves, then sent to the halo copies.
+
+void SlaveSph::delete_crowded_slaves(Space& space) {
+  const Real reach = settings_.delete_distance * kernel_.h();
+  if (reach <= 0) return;
+  std::vector<std::uint32_t> slaves;
+  for (std::uint32_t c = 0; c < n_; ++c)
+    if (kind_[c] == kSlave) slaves.push_back(c);
+  CellList fine;
+  fine.build(x_.data(), id_.data(), slaves, reach);
+  // Pairs closer than reach, each as (older, younger).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> close;
+  CellList::Range around[9];
+  for (std::size_t cell = 0; cell < fine.cells(); ++cell) {
+    fine.around_cell(cell, around);
+    for (const std::uint32_t* s = fine.begin(cell); s != fine.end(cell); ++s)
+      for (const CellList::Range& r : around)
+        for (std::uint32_t k = r.begin; k < r.end; ++k) {
+          const std::uint32_t t = *fine.item(k);
+          if (id_[t] > id_[*s] && distance2(&x_[3 * *s], &x_[3 * t]) < reach * reach) close.push_back({*s, t});
+        }
+  }
+  std::vector<Real> dead(n_, 0.0);
+  if (!close.empty()) {
+    std::sort(close.begin(), close.end(),
+              [&](const auto& a, const auto& b) { return id_[a.first] != id_[b.first] ? id_[a.first] < id_[b.first] : id_[a.second] < id_[b.second]; });
+    for (const auto& [older, younger] : close)
+      if (dead[older] == 0) dead[younger] = 1;  // an older slave that is itself deleted deletes nothing
+  }
+  space.halo().update_values(dead.data(), 1, dead.data() + n_own_);
+  std::uint64_t count = 0;
+  for (std::size_t c = 0; c < n_; ++c)
+    if (dead[c] != 0) {
+      alive_[c] = 0;
+      if (c < n_own_) dead_owned_[c] = 1, ++count;
+    }
+  events_.deleted += count;
+}
+
+// ---------------------------------------------------------------------------------------------
+// S0: neighbour lists of the owned masters (slaves within 2h) and of the owned slaves (masters
+// within 2h), with W and g = V_s ∇W_sm (Eq. 3''). With `slaves: false` the masters are their own
+// slaves (spec §4.4).
+
+void SlaveSph::find_neighbours() {
+  const bool own_slaves = settings_.slaves;
+  auto is_master = [&](std::uint32_t c) { return kind_[c] == kMaster; };
+  auto is_slave = [&](std::uint32_t c) { return own_slaves ? kind_[c] == kSlave : kind_[c] == kMaster; };
+  std::vector<std::uint32_t> items;
+  items.reserve(n_);
+  for (std::uint32_t c = 0; c < n_; ++c)
+    if (alive_[c]) items.push_back(c);
+  cells_.build(x_.data(), id_.data(), items, kernel_.support());
+
+  masters_.clear(), slaves_.clear();
+  ms_offset_.assign(1, 0), sm_offset_.assign(1, 0);
+  ms_slave_.clear(), sm_master_.clear(), ms_w_.clear(), ms_g_.clear(), sm_w_.clear(), sm_g_.clear();
+  const Real r2max = kernel_.support_squared();
+  CellList::Range around[9];
+  // Owned particles in cell order, so that each cell's 9 ranges are found once.
+  for (std::size_t cell = 0; cell < cells_.cells(); ++cell) {
+    bool any_owned = false;
+    for (const std::uint32_t* p = cells_.begin(cell); p != cells_.end(cell); ++p) any_owned |= *p < n_own_;
+    if (!any_owned) continue;
+    cells_.around_cell(cell, around);
+    for (const std::uint32_t* p = cells_.begin(cell); p != cells_.end(cell); ++p) {
+      const std::uint32_t c = *p;
+      if (c >= n_own_) continue;
+      const Real* xc = &x_[3 * c];
+      if (is_master(c)) {
+        masters_.push_back(c);
+        for (const CellList::Range& r : around)
+          for (std::uint32_t k = r.begin; k < r.end; ++k) {
+            const std::uint32_t s = *cells_.item(k);
+            if (!is_slave(s)) continue;
+            const Real r2 = distance2(&x_[3 * s], xc);
+            if (r2 >= r2max) continue;
+            const Real w = kernel_.w(r2), g = slave_volume(s) * kernel_.gradient_factor(r2);
+            ms_slave_.push_back(s), ms_w_.push_back(w);
+            for (int a = 0; a < 3; ++a) ms_g_.push_back(g * (x_[3 * s + a] - xc[a]));
+          }
+        ms_offset_.push_back(ms_slave_.size());
+      }
+      if (is_slave(c)) {
+        slaves_.push_back(c);
+        const Real vs = slave_volume(c);
+        for (const CellList::Range& r : around)
+          for (std::uint32_t k = r.begin; k < r.end; ++k) {
+            const std::uint32_t m = *cells_.item(k);
+            if (!is_master(m)) continue;
+            const Real r2 = distance2(xc, &x_[3 * m]);
+            if (r2 >= r2max) continue;
+            const Real w = kernel_.w(r2), g = vs * kernel_.gradient_factor(r2);
+            sm_master_.push_back(m), sm_w_.push_back(w);
+            for (int a = 0; a < 3; ++a) sm_g_.push_back(g * (xc[a] - x_[3 * m + a]));
+          }
+        sm_offset_.push_back(sm_master_.size());
+      }
+    }
+  }
+}
+
+// S0: each owned master's Σ_s W_sm and G_m = Σ_s g_sm, sent to its halo copies; then the zero-sum
+// weights g̃_sm = g_sm − W_sm G_m / Σ_s W_sm (Eq. 11R) on both sides of every pair.
+void SlaveSph::exchange_master_sums(Space& space) {
+  sums_.assign(4 * n_, 0.0);
+  for (std::size_t j = 0; j < masters_.size(); ++j) {
+    Real* s = &sums_[4 * masters_[j]];
+    for (std::size_t k = ms_offset_[j]; k < ms_offset_[j + 1]; ++k) {
+      s[0] += ms_w_[k];
+      for (int a = 0; a < 3; ++a) s[1 + a] += ms_g_[3 * k + a];
+    }
+  }
+  if (settings_.gradient != "zero_sum") return;
+  space.halo().update_values(sums_.data(), 4, sums_.data() + 4 * n_own_);
+  auto correct = [&](std::uint32_t m, Real w, Real* g) {
+    const Real* s = &sums_[4 * m];
+    if (s[0] <= 0) return;
+    const Real f = w / s[0];
+    for (int a = 0; a < 3; ++a) g[a] -= f * s[1 + a];
+  };
+  for (std::size_t j = 0; j < masters_.size(); ++j)
+    for (std::size_t k = ms_offset_[j]; k < ms_offset_[j + 1]; ++k) correct(masters_[j], ms_w_[k], &ms_g_[3 * k]);
+  for (std::size_t i = 0; i < slaves_.size(); ++i)
+    for (std::size_t k = sm_offset_[i]; k < sm_offset_[i + 1]; ++k) correct(sm_master_[k], sm_w_[k], &sm_g_[3 * k]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// S0b: gravity on every master (owned and halo copies alike, the same bits), v^n_m. S1: slave mass
+// m_s = V_s Σ m_m W_sm (1R) and velocity v_s = V_s Σ m_m v_m W_sm / m_s (2R).
+
+void SlaveSph::splat_to_slaves(const Vec3& gravity_dv) {
+  vm_.resize(3 * n_);
+  for (std::size_t c = 0; c < n_; ++c)
+    for (int a = 0; a < 3; ++a) vm_[3 * c + a] = kind_[c] == kMaster ? v_[3 * c + a] + gravity_dv[a] : 0.0;
+  const std::size_t ns = slaves_.size();
+  ms_.assign(ns, 0.0), vn_.assign(3 * ns, 0.0);
+  for (std::size_t i = 0; i < ns; ++i) {
+    Real m = 0, p[3] = {0, 0, 0};
+    for (std::size_t k = sm_offset_[i]; k < sm_offset_[i + 1]; ++k) {
+      const std::uint32_t j = sm_master_[k];
+      const Real mw = mass_[j] * sm_w_[k];
+      m += mw;
+      for (int a = 0; a < 3; ++a) p[a] += mw * vm_[3 * j + a];
+    }
+    const Real vs = slave_volume(slaves_[i]);
+    ms_[i] = vs * m;
+    for (int a = 0; a < 3; ++a) vn_[3 * i + a] = m > 0 ? p[a] / m : 0.0;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// S3: τ_m = V⁰_m P(F_E) F_Eᵀ (S5) for every master, owned or halo (no exchange needed), and the
+// energy Hessian of each owned master for the solve (S8), μ and λ frozen at F_P^n.
+
+void SlaveSph::master_stresses() {
+  tau_.assign(9 * n_, 0.0);
+  for (std::size_t c = 0; c < n_; ++c) {
+    if (kind_[c] != kMaster || !alive_[c]) continue;
+    const Mat<3> F = Eigen::Map<const RowMat3>(&F_[9 * c]);
+    const Real jp = Jp_[c];
+    const Mat<3> tau = std::visit([&](const auto& m) { return m.template kirchhoff<3>(F, jp); }, materials_[material_of(c)]);
+    Eigen::Map<RowMat3>(tau_.data() + 9 * c) = volume_[c] * tau;
+  }
+  if (settings_.beta == 0) return;
+  hessian_.resize(masters_.size());
+  for (std::size_t j = 0; j < masters_.size(); ++j) {
+    const std::size_t c = masters_[j];
+    const Mat<3> F = Eigen::Map<const RowMat3>(&F_[9 * c]);
+    const Real jp = Jp_[c];
+    hessian_[j] = std::visit([&](const auto& m) { return m.template hessian<3>(F, jp); }, materials_[material_of(c)]);
+    if (settings_.project_spd) hessian_[j].project_spd();
+  }
+}
+
+// (15R): y = m_s u + β Δt² H u, H u by (S7): per owned master Q_m = V⁰ δP(δF_m) F_Eᵀ with
+// δF_m = (Σ_s u_s ĝ_smᵀ) F_E, sent to the halo copies, then (H u)_s = Σ_m Q_m ĝ_sm.
+// With contacts the operator is P A P + (I − P), P per slave the projection onto its free
+// directions (project_free).
+void SlaveSph::hessian_product(Space& space, Real beta_dt2, const Real* u, Real* y) {
+  const std::size_t ns = slaves_.size();
+  for (std::size_t i = 0; i < ns; ++i) {
+    Real* to = &vs_[3 * slaves_[i]];
+    for (int a = 0; a < 3; ++a) to[a] = u[3 * i + a];
+    if (constrained_[i]) project_free(i, to);
+  }
+  space.halo().update_values(vs_.data(), 3, vs_.data() + 3 * n_own_);
+  for (std::size_t j = 0; j < masters_.size(); ++j) {
+    const std::size_t c = masters_[j];
+    Mat<3> G = Mat<3>::Zero();
+    for (std::size_t k = ms_offset_[j]; k < ms_offset_[j + 1]; ++k) {
+      const Real* us = &vs_[3 * ms_slave_[k]];
+      const Real* g = &ms_g_[3 * k];
+      for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) G(a, b) += us[a] * g[b];
+    }
+    const Mat<3> F = Eigen::Map<const RowMat3>(&F_[9 * c]);
+    const Mat<3> dP = hessian_[j].apply(G * F);
+    Eigen::Map<RowMat3>(q_.data() + 9 * c) = volume_[c] * dP * F.transpose();
+  }
+  space.halo().update_values(q_.data(), 9, q_.data() + 9 * n_own_);
+  for (std::size_t i = 0; i < ns; ++i) {
+    Real h[3] = {0, 0, 0};
+    for (std::size_t k = sm_offset_[i]; k < sm_offset_[i + 1]; ++k) {
+      const Real* Q = &q_[9 * sm_master_[k]];
+      const Real* g = &sm_g_[3 * k];
+      for (int a = 0; a < 3; ++a) h[a] += Q[3 * a] * g[0] + Q[3 * a + 1] * g[1] + Q[3 * a + 2] * g[2];
+    }
+    Real* out = &y[3 * i];
+    for (int a = 0; a < 3; ++a) out[a] = ms_[i] * u[3 * i + a] + beta_dt2 * h[a];
+    if (constrained_[i]) {  // P y + (I − P) u
+      Real fixed[3] = {u[3 * i], u[3 * i + 1], u[3 * i + 2]}, free[3] = {u[3 * i], u[3 * i + 1], u[3 * i + 2]};
+      project_free(i, out), project_free(i, free);
+      for (int a = 0; a < 3; ++a) out[a] += fixed[a] - free[a];
+    }
+  }
+}
+
+// Contacts of the owned slaves at the start of the solve: constrained_ 1 holds the normal velocity
+// (normal_ of the slave), 2 all of it (sticky); held_ is the velocity of the collider.
+void SlaveSph::find_contacts(Real t, Real dt) {
+  const std::size_t ns = slaves_.size();
+  constrained_.assign(ns, 0), normal_.assign(3 * ns, 0.0), held_.assign(3 * ns, 0.0);
+  for (std::size_t i = 0; i < ns; ++i) {
+    if (ms_[i] <= 0) continue;
+    const Real* x = &x_[3 * slaves_[i]];
+    const Real* v = &vn_[3 * i];
+    for (std::size_t o = 0; o < colliders_.size() && !constrained_[i]; ++o) {
+      const Collider& collider = colliders_[o];
+      const Real ahead[3] = {x[0] + dt * v[0], x[1] + dt * v[1], x[2] + dt * v[2]};
+      const Real* at = collider.phi<3>(x, t) <= 0 ? x : collider.phi<3>(ahead, t) <= 0 ? ahead : nullptr;
+      if (!at) continue;
+      Real n[3];
+      collider.normal<3>(at, t, n);
+      const Vec3& vc = collider.velocity();
+      const Real approach = (v[0] - vc[0]) * n[0] + (v[1] - vc[1]) * n[1] + (v[2] - vc[2]) * n[2];
+      if (collider.boundary() == Boundary::Separate && approach >= 0) continue;
+      constrained_[i] = collider.boundary() == Boundary::Sticky ? 2 : 1;
+      std::copy_n(n, 3, &normal_[3 * i]);
+      std::copy_n(vc.data(), 3, &held_[3 * i]);
+    }
+  }
+}
+
+// u ← P u: the normal component removed (1), or all of it (2).
+void SlaveSph::project_free(std::size_t i, Real* u) const {
+  if (constrained_[i] == 2) {
+    u[0] = u[1] = u[2] = 0;
+    return;
+  }
+  const Real* n = &normal_[3 * i];
+  const Real un = u[0] * n[0] + u[1] * n[1] + u[2] * n[2];
+  for (int a = 0; a < 3; ++a) u[a] -= un * n[a];
+}
+
+// (I − P) of the collider's velocity: what the solve holds fixed.
+void SlaveSph::held_velocity(std::size_t i, Real* u) const {
+  u[0] = u[1] = u[2] = 0;
+  if (!constrained_[i]) return;
+  Real free[3] = {held_[3 * i], held_[3 * i + 1], held_[3 * i + 2]};
+  project_free(i, free);
+  for (int a = 0; a < 3; ++a) u[a] = held_[3 * i + a] - free[a];
+}
+
+// The collision response (S11) of velocity v of the slave or master at x: each collider in scene
+// order, detected at x or at x + Δt v (§3.8). Returns whether any collider responded.
+bool SlaveSph::collide(const Real* x, Real* v, Real t, Real dt) const {
+  bool any = false;
+  for (std::size_t o = 0; o < colliders_.size(); ++o) {
+    const Collider& collider = colliders_[o];
+    const Real ahead[3] = {x[0] + dt * v[0], x[1] + dt * v[1], x[2] + dt * v[2]};
+    if (collider.phi<3>(x, t) <= 0)
+      any |= collider.project<3>(x, v, t);
+    else if (collider.phi<3>(ahead, t) <= 0)
+      any |= collider.project<3>(ahead, v, t);
+  }
+  return any;
+}
+
+// S3-S5: forces f_s = −Σ_m τ_m ĝ_sm (11R), predictor v* = v^n + Δt f/m (14), the solve of (15R)
+// from u = v*, then the slaves' collisions (velocity only, §3.8). The new slave velocities end in
+// vs_ for owned and halo slaves.
+void SlaveSph::solve_slave_velocities(Space& space, Real t, Real dt) {
+  const std::size_t ns = slaves_.size();
+  rhs_.assign(3 * ns, 0.0), u_.assign(3 * ns, 0.0);
+  for (std::size_t i = 0; i < ns; ++i) {
+    Real f[3] = {0, 0, 0};
+    for (std::size_t k = sm_offset_[i]; k < sm_offset_[i + 1]; ++k) {
+      const Real* tau = &tau_[9 * sm_master_[k]];
+      const Real* g = &sm_g_[3 * k];
+      for (int a = 0; a < 3; ++a) f[a] -= tau[3 * a] * g[0] + tau[3 * a + 1] * g[1] + tau[3 * a + 2] * g[2];
+    }
+    for (int a = 0; a < 3; ++a) {
+      u_[3 * i + a] = ms_[i] > 0 ? vn_[3 * i + a] + dt * f[a] / ms_[i] : 0.0;
+      rhs_[3 * i + a] = ms_[i] * u_[3 * i + a];
+    }
+  }
+  if (probe_) probe_transfers(space, dt);
+  vs_.assign(3 * n_, 0.0), q_.assign(9 * n_, 0.0);
+  stats_ = SolverStats{};
+  stats_.substeps = 1;
+  if (settings_.beta > 0) {
+    const Real beta_dt2 = settings_.beta * dt * dt;
+    // Slaves in contact are constraints of the solve (an extension of spec §3.8, which collides
+    // after the solve only: with a stiff material at the paper's step, the contact impulse the
+    // solve does not see compresses the contact layer by Δt|v|/d per step and the run blows up).
+    // A slave whose velocity v^n_s reaches a collider (detected as in §3.8) has its normal velocity
+    // held at the collider's (all of it for sticky); friction is applied after the solve (S5).
+    find_contacts(t, dt);
+    std::uint64_t fixed = 0;
+    for (std::size_t i = 0; i < ns; ++i) fixed += constrained_[i] != 0;
+    MPI_Allreduce(MPI_IN_PLACE, &fixed, 1, MPI_UINT64_T, MPI_SUM, space.comm());
+    if (fixed > 0) {  // b ← P (b − A u_c) + u_c, u_c the held velocities, A u_c by the full operator
+      std::vector<Real> uc(3 * ns, 0.0), auc(3 * ns, 0.0);
+      for (std::size_t i = 0; i < ns; ++i) held_velocity(i, &uc[3 * i]);
+      std::vector<char> mask(ns, 0);
+      std::swap(mask, constrained_);
+      hessian_product(space, beta_dt2, uc.data(), auc.data());
+      std::swap(mask, constrained_);
+      for (std::size_t i = 0; i < ns; ++i) {
+        if (!constrained_[i]) continue;
+        Real r[3], u[3];
+        for (int a = 0; a < 3; ++a) r[a] = rhs_[3 * i + a] - auc[3 * i + a], u[a] = u_[3 * i + a];
+        project_free(i, r), project_free(i, u);
+        for (int a = 0; a < 3; ++a) rhs_[3 * i + a] = r[a] + uc[3 * i + a], u_[3 * i + a] = u[a] + uc[3 * i + a];
+      }
+    }
+    // Jacobi diagonal: for F_E = I and λ = μ it is μ|g|² + (μ + λ) g_a² with g = F_Eᵀ ĝ, which
+    // (λ + 2μ)(|g|² + g_a²)/2 matches; elsewhere it is a scaling.
+    diag_.assign(3 * ns, 0.0);
+    for (std::size_t i = 0; i < ns; ++i) {
+      Real dg[3] = {0, 0, 0};
+      for (std::size_t k = sm_offset_[i]; k < sm_offset_[i + 1]; ++k) {
+        const std::size_t c = sm_master_[k];
+        const Mat<3> F = Eigen::Map<const RowMat3>(&F_[9 * c]);
+        const Eigen::Vector3d g = F.transpose() * Eigen::Map<const Eigen::Vector3d>(&sm_g_[3 * k]);
+        const Real rho = densities_[material_of(c)];
+        const Real speed = std::visit([&](const auto& m) { return m.wave_speed(rho, Jp_[c]); }, materials_[material_of(c)]);
+        const Real stiffness = 0.5 * rho * speed * speed;  // (λ + 2μ)/2
+        for (int a = 0; a < 3; ++a) dg[a] += volume_[c] * stiffness * (g.squaredNorm() + g(a) * g(a));
+      }
+      for (int a = 0; a < 3; ++a)
+        diag_[3 * i + a] = std::max(ms_[i] + beta_dt2 * dg[a], orphan_mass_);
+    }
+    if (!ksp_ || ksp_comm_ != space.comm()) {
+      ksp_ = std::make_unique<ShellKsp>(space.comm(), KSPCG, PCJACOBI);
+      ksp_comm_ = space.comm();
+    }
+    const ShellKsp::Product product = [&](const Real* u, Real* y) { hessian_product(space, beta_dt2, u, y); };
+    // Relative to the initial residual, with a floor relative to the momentum ‖m v*‖: a body in
+    // free fall starts at a residual of round-off, which no iteration can reduce further.
+    const Real momentum = std::sqrt(reproducible_dot(space.comm(), rhs_.data(), rhs_.data(), rhs_.size()));
+    const KspOutcome outcome = ksp_->solve(3 * ns, product, diag_.data(), rhs_.data(), u_.data(), settings_.cg_tol,
+                                           1e-4 * settings_.cg_tol * momentum, settings_.cg_max);
+    stats_.newton_iterations = 1;
+    stats_.ksp_iterations = outcome.iterations;
+    if (!outcome.converged && space.rank() == 0)
+      fmt::print(stderr, "nendo: warning: slave velocity solve: KSP {} after {} iterations; the step goes on\n",
+                 outcome.reason, outcome.iterations);
+  }
+  // S5. With a solve (β > 0) the contacts were its constraints; colliding the solution again would
+  // change velocities the solve balanced, and that feeds back through F: slaves that lag below a
+  // floor, hit again after every solve, made the bottom corners of a bouncing stiff cube blow up.
+  // Friction then acts through the masters (S8).
+  for (std::size_t i = 0; i < ns; ++i) {
+    const std::size_t c = slaves_[i];
+    if (settings_.beta == 0) collide(&x_[3 * c], &u_[3 * i], t, dt);
+    for (int a = 0; a < 3; ++a) vs_[3 * c + a] = u_[3 * i + a];
+  }
+  space.halo().update_values(vs_.data(), 3, vs_.data() + 3 * n_own_);
+}
+
+// The invariants of the transfers this step, for tests: Σ_s f_s = 0 (zero-sum weights), and
+// Σ_s m_s v_s = Σ_m m_m v_m (Σ_s V_s W_sm), the momentum splat (1R), (2R) moves.
+void SlaveSph::probe_transfers(Space& space, Real dt) {
+  std::vector<std::vector<Real>> terms(9);
+  for (std::size_t i = 0; i < slaves_.size(); ++i)
+    for (int a = 0; a < 3; ++a) {
+      const Real f = ms_[i] * (u_[3 * i + a] - vn_[3 * i + a]) / dt;
+      terms[a].push_back(f);
+      terms[3 + a].push_back(ms_[i] * vn_[3 * i + a]);
+    }
+  for (std::size_t j = 0; j < masters_.size(); ++j) {
+    Real coverage = 0;  // Σ_s V_s W_sm
+    for (std::size_t k = ms_offset_[j]; k < ms_offset_[j + 1]; ++k) coverage += slave_volume(ms_slave_[k]) * ms_w_[k];
+    for (int a = 0; a < 3; ++a) terms[6 + a].push_back(mass_[masters_[j]] * vm_[3 * masters_[j] + a] * coverage);
+  }
+  std::vector<std::vector<Real>> magnitude(1);
+  for (Real f : terms[0]) magnitude[0].push_back(std::fabs(f));
+  const std::vector<Real> sums = reproducible_sums(space.comm(), terms);
+  probe_result_.force_sum = {sums[0], sums[1], sums[2]};
+  probe_result_.force_magnitude = reproducible_sums(space.comm(), magnitude)[0];
+  probe_result_.slave_momentum = {sums[3], sums[4], sums[5]};
+  probe_result_.splat_momentum = {sums[6], sums[7], sums[8]};
+}
+
+// ---------------------------------------------------------------------------------------------
+// S6-S9 for the owned masters: v̂ (9'), ∇v (7R), the trial F_E (18) and the plastic clamp
+// (19)-(21), the velocity blend (8), collisions and the move (10).
+
+void SlaveSph::update_masters(Space& space, Real t, Real dt) {
+  ParticleSet& ps = space.particles();
+  Real* x = ps.positions();
+  Real* v = ps.real("velocity");
+  Real* F = ps.real("F");
+  Real* Fp = plastic_ ? ps.real("Fp") : nullptr;
+  Real* Jp = plastic_ ? ps.real("Jp") : nullptr;
+  const bool literal_reference = settings_.reference == "master";
+  for (std::size_t j = 0; j < masters_.size(); ++j) {
+    const std::size_t c = masters_[j];
+    Real sw = 0, vhat[3] = {0, 0, 0};
+    for (std::size_t k = ms_offset_[j]; k < ms_offset_[j + 1]; ++k) {
+      sw += ms_w_[k];
+      for (int a = 0; a < 3; ++a) vhat[a] += ms_w_[k] * vs_[3 * ms_slave_[k] + a];
+    }
+    for (int a = 0; a < 3; ++a) vhat[a] = sw > 0 ? vhat[a] / sw : vm_[3 * c + a];
+    const Real* ref = literal_reference ? &vm_[3 * c] : vhat;
+    Mat<3> grad = Mat<3>::Zero();
+    for (std::size_t k = ms_offset_[j]; k < ms_offset_[j + 1]; ++k) {
+      const Real* vs = &vs_[3 * ms_slave_[k]];
+      const Real* g = &ms_g_[3 * k];
+      for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) grad(a, b) += (vs[a] - ref[a]) * g[b];
+    }
+    const Mat<3> Fn = Eigen::Map<const RowMat3>(&F_[9 * c]);
+    Mat<3> Fe = (Mat<3>::Identity() + dt * grad) * Fn;
+    if (plastic_) {
+      const Mat<3> trial = Fe;
+      Real jp = Jp[c];
+      std::visit([&](const auto& m) { m.template project<3>(Fe, jp); }, materials_[material_of(c)]);
+      if (jp != Jp[c]) {  // F_P ← F_E⁻¹ F̂_E F_P (21)
+        Jp[c] = jp;
+        Eigen::Map<RowMat3>(Fp + 9 * c) = (Fe.inverse() * trial) * Eigen::Map<const RowMat3>(Fp + 9 * c);
+      }
+    }
+    Eigen::Map<RowMat3>(F + 9 * c) = Fe;
+    Real* vc = v + 3 * c;
+    Real* xc = x + 3 * c;
+    for (int a = 0; a < 3; ++a) vc[a] = (1 - settings_.alpha) * vm_[3 * c + a] + settings_.alpha * vhat[a];
+    collide(xc, vc, t, dt);  // S8
+    for (int a = 0; a < 3; ++a) xc[a] += dt * vc[a];
+    for (std::size_t o = 0; o < colliders_.size(); ++o) {
+      const Real phi = colliders_[o].phi<3>(xc, t + dt);
+      if (phi >= 0) continue;
+      Real n[3];
+      colliders_[o].normal<3>(xc, t + dt, n);
+      for (int a = 0; a < 3; ++a) xc[a] -= phi * n[a];
+    }
+    for (int a = 0; a < 3; ++a) vm_[3 * c + a] = vc[a];
+  }
+}
+
+// S10: slaves move with the masters' new velocities, interpolated with the step's weights (22).
+void SlaveSph::advect_slaves(Space& space, Real dt) {
+  if (!settings_.slaves) return;
+  space.halo().update_values(vm_.data(), 3, vm_.data() + 3 * n_own_);
+  ParticleSet& ps = space.particles();
+  Real* x = ps.positions();
+  Real* v = ps.real("velocity");
+  for (std::size_t i = 0; i < slaves_.size(); ++i) {
+    const std::size_t c = slaves_[i];
+    Real m = 0, p[3] = {0, 0, 0};
+    for (std::size_t k = sm_offset_[i]; k < sm_offset_[i + 1]; ++k) {
+      const std::uint32_t j = sm_master_[k];
+      const Real mw = mass_[j] * sm_w_[k];
+      m += mw;
+      for (int a = 0; a < 3; ++a) p[a] += mw * vm_[3 * j + a];
+    }
+    for (int a = 0; a < 3; ++a) {
+      v[3 * c + a] = m > 0 ? p[a] / m : 0.0;
+      x[3 * c + a] += dt * v[3 * c + a];
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+void SlaveSph::remove_dead(Space& space) {
+  ParticleSet& ps = space.particles();
+  if (std::find(dead_owned_.begin(), dead_owned_.end(), 1) == dead_owned_.end()) return;
+  std::vector<bool> keep(ps.size(), true);
+  for (std::size_t p = 0; p < dead_owned_.size(); ++p) keep[p] = dead_owned_[p] == 0;
+  ps.compact(keep);
+}
+
+void SlaveSph::advance(Space& space, Real t, Real dt) {
+  events_ = SlaveEvents{};
+  clock_.time(kNeighbours, [&] {
+    space.halo();
+    gather_local(space);
+    dead_owned_.assign(n_own_, 0);
+    if (settings_.slaves && settings_.deletion) delete_crowded_slaves(space);
+    find_neighbours();
+  });
+  clock_.time(kTransfer, [&] {
+    exchange_master_sums(space);
+    const Vec3 dv{dt * gravity_[0], dt * gravity_[1], dt * gravity_[2]};
+    splat_to_slaves(dv);
+    // Orphans (no master within 2h, spec A15) leave at the end of the step.
+    if (settings_.slaves)
+      for (std::size_t i = 0; i < slaves_.size(); ++i)
+        if (ms_[i] <= orphan_mass_) dead_owned_[slaves_[i]] = 1, ++events_.orphaned;
+  });
+  clock_.time(kStress, [&] { master_stresses(); });
+  clock_.time(kSolve, [&] { solve_slave_velocities(space, t, dt); });
+  clock_.time(kMasters, [&] { update_masters(space, t, dt); });
+  clock_.time(kSlaves, [&] { advect_slaves(space, dt); });
+  clock_.time(kTopology, [&] {
+    if (settings_.slaves && settings_.insertion) insert_slaves(space);
+    remove_dead(space);
+    std::uint64_t counts[3] = {events_.inserted, events_.deleted, events_.orphaned};
+    MPI_Allreduce(MPI_IN_PLACE, counts, 3, MPI_UINT64_T, MPI_SUM, space.comm());
+    events_ = {counts[0], counts[1], counts[2]};
+    space.migrate();
+  });
+}
+
+GlobalDiagnostics SlaveSph::diagnostics(const Space& space) const {
+  const ParticleSet& ps = space.particles();
+  const std::int32_t* kind = ps.int32("kind");
+  const Real* m = ps.real("mass");
+  GlobalDiagnostics out =
+      particle_diagnostics(space, [&](std::size_t p) { return kind[p] == kMaster ? m[p] : 0.0; });
+  // Elastic energy Σ_m V⁰ Ψ(F_E, F_P) (Eq. 17).
+  std::vector<std::vector<Real>> terms(1);
+  const Real* F = ps.real("F");
+  const Real* V0 = ps.real("volume");
+  const std::int32_t* material = ps.int32("material");
+  const Real* Jp = plastic_ ? ps.real("Jp") : nullptr;
+  for (std::size_t p = 0; p < ps.size(); ++p) {
+    if (kind[p] != kMaster) continue;
+    const Mat<3> Fe = Eigen::Map<const RowMat3>(F + 9 * p);
+    const Real jp = Jp ? Jp[p] : 1.0;
+    terms[0].push_back(V0[p] * std::visit([&](const auto& mat) { return mat.template psi<3>(Fe, jp); }, materials_[material[p]]));
+  }
+  out.elastic_energy = reproducible_sums(space.comm(), terms)[0];
+  return out;
+}
+
+}  // namespace nendo

@@ -1,0 +1,132 @@
+#pragma once
+// Elastoplastic SPH with slave particles (Saida, Fujisawa, Mikawa 2017; spec 000). Masters carry
+// the material (mass, velocity, F_E, F_P, rest volume); slaves, advected with the material, carry
+// only a position and are where forces act and velocities are sampled. Both live in one particle
+// set ("kind" 0 master, 1 slave) on the spine's blocks, so migration, the particle halo, output and
+// checkpoints handle them with no extra code. The step reads like spec §4.3; each stage is one
+// function below. The block cell holds the kernel support 2h plus a margin (particles_per_cell ≥
+// 3, h = d), so the one-cell halo holds every neighbour of an owned particle.
+#include <memory>
+#include <vector>
+
+#include "colliders/Collider.hpp"
+#include "methods/Method.hpp"
+#include "methods/mpm/materials/Materials.hpp"
+#include "methods/slave_sph/CellList.hpp"
+#include "methods/slave_sph/CubicSplineKernel.hpp"
+
+namespace nendo {
+
+class ShellKsp;
+
+// What happened to the slaves in the last step (summed over ranks).
+struct SlaveEvents {
+  std::uint64_t inserted = 0;
+  std::uint64_t deleted = 0;   // crowded (closer than delete_distance h to an older slave)
+  std::uint64_t orphaned = 0;  // no master within 2h
+};
+
+// Invariants of one step's transfers, measured when probing (tests).
+struct TransferProbe {
+  Vec3 force_sum{};        // Σ_s f_s, 0 with the zero-sum weights
+  Real force_magnitude = 0;  // Σ_s |f_s,x|, the scale of force_sum
+  Vec3 slave_momentum{};   // Σ_s m_s v^n_s
+  Vec3 splat_momentum{};   // Σ_m m_m v^n_m Σ_s V_s W_sm: equal to slave_momentum
+};
+
+class SlaveSph final : public Method {
+ public:
+  static constexpr int kMaxAdjacent = 8;  // slots of the "adjacent" field; a slot's index names the pair
+  static constexpr ParticleId kNone = ~ParticleId(0);
+  static constexpr ParticleId kInsertedBit = ParticleId(1) << 63;  // ids of inserted slaves
+  enum Kind : std::int32_t { kMaster = 0, kSlave = 1 };
+
+  explicit SlaveSph(const Scene& scene);
+  ~SlaveSph() override;
+  void register_fields(ParticleSet& particles) const override;
+  void initialize(Space& space) override;
+  StateRecord save_state() const override;
+  void restore(Space& space, const StateRecord& state) override;
+  void advance(Space& space, Real t, Real dt) override;
+  GlobalDiagnostics diagnostics(const Space& space) const override;
+  std::vector<StageTime> stage_times() const override { return clock_.times(); }
+  const SolverStats* solver_stats() const override { return &stats_; }
+
+  const SlaveEvents& events() const { return events_; }
+  // Tests: measure the transfers' invariants in each step (with β = 0, so that f = m (v* − v)/Δt).
+  void probe(bool on) { probe_ = on; }
+  const TransferProbe& probe_result() const { return probe_result_; }
+  Real max_initial_density() const { return n_max_; }  // n_max of spec §3.11
+  Real spacing() const { return d_; }
+  const CubicSplineKernel& kernel() const { return kernel_; }
+
+ private:
+  // Per-step view of the owned particles followed by the halo copies ("combined" indices).
+  void gather_local(Space& space);
+  void delete_crowded_slaves(Space& space);                                    // §3.12
+  void find_neighbours();                                                      // S0
+  void exchange_master_sums(Space& space);                                     // S0: Σ W, Σ g
+  void splat_to_slaves(const Vec3& gravity_dv);                                // S0b, S1
+  void master_stresses();                                                      // S3 (τ, Hessians)
+  void solve_slave_velocities(Space& space, Real t, Real dt);                  // S3-S5
+  void update_masters(Space& space, Real t, Real dt);                          // S6-S9
+  void advect_slaves(Space& space, Real dt);                                   // S10
+  void insert_slaves(Space& space);                                            // S11, §3.11
+  void remove_dead(Space& space);
+  void probe_transfers(Space& space, Real dt);
+  void hessian_product(Space& space, Real beta_dt2, const Real* u, Real* y);  // (15R) with (S7)
+  // Initialisation, spec §4.2.
+  void build_adjacency(Space& space);  // I3
+  void seed_slaves(Space& space);      // I2
+  void compute_rest_volumes(Space& space);  // I4, I5
+
+  bool collide(const Real* x, Real* v, Real t, Real dt) const;
+  void find_contacts(Real t, Real dt);
+  void project_free(std::size_t i, Real* u) const;
+  void held_velocity(std::size_t i, Real* u) const;
+  int material_of(std::size_t c) const;
+  Real slave_volume(std::size_t c) const;
+
+  SlaveSphSettings settings_;
+  Vec3 gravity_;
+  Real d_;  // master spacing
+  CubicSplineKernel kernel_;
+  std::vector<MpmMaterial> materials_;
+  std::vector<Real> densities_;
+  bool plastic_;
+  Real orphan_mass_;  // ε_m
+  ColliderSet colliders_;
+  Real n_max_ = 0;
+  std::unique_ptr<ShellKsp> ksp_;  // on the space's communicator, made at the first solve
+  MPI_Comm ksp_comm_ = MPI_COMM_NULL;
+  bool probe_ = false;
+  TransferProbe probe_result_;
+  SolverStats stats_;
+  SlaveEvents events_;
+  StageClock clock_;
+
+  // Combined view (owned then halo), rebuilt every step.
+  std::size_t n_own_ = 0, n_ = 0;
+  std::vector<Real> x_, v_, mass_, volume_, F_, Jp_;
+  std::vector<ParticleId> id_;
+  std::vector<std::int32_t> kind_, material_, body_;
+  std::vector<char> alive_;
+  CellList cells_;
+  // Owned masters and owned slaves (combined indices) and their neighbour lists in CSR form: W and
+  // the gradient weight ĝ (g̃ or g, spec Eq. 11R) of each pair, in (cell key, id) order.
+  std::vector<std::uint32_t> masters_, slaves_;
+  std::vector<std::size_t> ms_offset_, sm_offset_;
+  std::vector<std::uint32_t> ms_slave_, sm_master_;
+  std::vector<Real> ms_w_, ms_g_, sm_w_, sm_g_;
+  // Per combined particle: masters' Σ_s W and Σ_s g (4), velocity after gravity (3), τ (9), Q (9);
+  // slaves' velocity (3) during the solve.
+  std::vector<Real> sums_, vm_, tau_, q_, vs_;
+  std::vector<ElasticHessian<3>> hessian_;  // per owned master
+  // Per owned slave (in slaves_ order): mass, v^n, right-hand side, diagonal, solution.
+  std::vector<Real> ms_, vn_, rhs_, diag_, u_, y_;
+  std::vector<char> dead_owned_;
+  std::vector<char> constrained_;  // per owned slave: 0 free, 1 normal held, 2 all held (sticky)
+  std::vector<Real> normal_, held_;  // per owned slave: contact normal, collider velocity
+};
+
+}  // namespace nendo

@@ -1,0 +1,89 @@
+#pragma once
+// Runs a slave-SPH scene in-process (parse, seed, distribute, initialise, step) and gathers the
+// particle state to every rank, for tests that look between steps.
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bodies/BodySeeder.hpp"
+#include "core/Mpi.hpp"
+#include "methods/mpm/materials/Materials.hpp"
+#include "methods/slave_sph/SlaveSph.hpp"
+#include "scene/SceneLoader.hpp"
+
+namespace nendo::testing {
+
+// One particle of the gathered state.
+struct SphParticle {
+  ParticleId id;
+  std::int32_t kind, body;
+  Real x[3], v[3], F[9], volume, mass;
+};
+
+struct SphRun {
+  Scene scene;
+  std::unique_ptr<Method> method;
+  std::unique_ptr<Space> space;
+  Real time = 0;
+  long steps = 0;
+
+  SphRun(MPI_Comm comm, const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+    register_mpm_material_schemas();
+    scene = parse_scene(yaml, "test.yaml", overrides);
+    method = make_method(scene);
+    ParticleSet ps = make_particles(*method, scene.dimension);
+    seed_bodies(comm, scene, ps);
+    BlockGeometry g;
+    g.dimension = scene.dimension;
+    g.dx = scene.grid.dx;
+    g.block = scene.grid.block;
+    space = std::make_unique<Space>(comm, g, std::move(ps));
+    space->distribute();
+    method->initialize(*space);
+  }
+  SlaveSph& sph() { return static_cast<SlaveSph&>(*method); }
+  void step() { step(*scene.time.dt); }
+  void step(Real dt) {
+    method->advance(*space, time, dt);
+    time += dt;
+    ++steps;
+  }
+  void run_to(Real end) {
+    while (time < end - 1e-12) step();
+  }
+
+  // Every particle of every rank, sorted by id, on every rank. Collective.
+  std::vector<SphParticle> gather() const {
+    const ParticleSet& ps = space->particles();
+    std::vector<SphParticle> mine(ps.size());
+    for (std::size_t p = 0; p < ps.size(); ++p) {
+      SphParticle& q = mine[p];
+      q.id = ps.ids()[p];
+      q.kind = ps.int32("kind")[p];
+      q.body = ps.int32("body")[p];
+      std::copy_n(ps.positions() + 3 * p, 3, q.x);
+      std::copy_n(ps.real("velocity") + 3 * p, 3, q.v);
+      std::copy_n(ps.real("F") + 9 * p, 9, q.F);
+      q.volume = ps.real("volume")[p];
+      q.mass = ps.real("mass")[p];
+    }
+    const MPI_Comm comm = space->comm();
+    const int ranks = mpi::size(comm);
+    int bytes = static_cast<int>(mine.size() * sizeof(SphParticle));
+    std::vector<int> counts(ranks), displs(ranks, 0);
+    MPI_Allgather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
+    for (int r = 1; r < ranks; ++r) displs[r] = displs[r - 1] + counts[r - 1];
+    std::vector<SphParticle> all((displs.back() + counts.back()) / sizeof(SphParticle));
+    MPI_Allgatherv(mine.data(), bytes, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, comm);
+    std::sort(all.begin(), all.end(), [](const SphParticle& a, const SphParticle& b) { return a.id < b.id; });
+    return all;
+  }
+};
+
+inline std::size_t count_kind(const std::vector<SphParticle>& all, int kind) {
+  return std::count_if(all.begin(), all.end(), [&](const SphParticle& p) { return p.kind == kind; });
+}
+
+}  // namespace nendo::testing
