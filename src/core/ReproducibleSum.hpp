@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -71,9 +72,20 @@ inline double reproducible_dot(MPI_Comm comm, const double* x, const double* y, 
   MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, comm);
   if (!std::isfinite(largest)) return std::numeric_limits<double>::quiet_NaN();
   if (largest == 0) return 0;
-  const int shift = std::ilogb(largest) - 96;
-  __int128 sum = 0;
-  for (std::size_t i = 0; i < n; ++i) sum += static_cast<__int128>(std::ldexp(x[i] * y[i], -shift));
+  // Terms scaled below 2^81 and truncated to integers, each split exactly into t = hi 2^40 + lo
+  // (hi truncated, so lo has t's sign and hi 2^40 + trunc(lo) = trunc(t)): two 64-bit sums
+  // without overflow for up to 2^22 terms, and no slow double-to-__int128 conversion per term.
+  const int shift = std::ilogb(largest) - 80;
+  const double scale = std::ldexp(1.0, -shift);  // a power of two: x y scale is exactly ldexp(x y, -shift)
+  constexpr double kHigh = 0x1p-40, kHighBack = 0x1p40;
+  std::int64_t high = 0, low = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double t = x[i] * y[i] * scale;
+    const auto h = static_cast<std::int64_t>(t * kHigh);
+    high += h;
+    low += static_cast<std::int64_t>(t - static_cast<double>(h) * kHighBack);
+  }
+  __int128 sum = (static_cast<__int128>(high) << 40) + low;
   MPI_Allreduce(MPI_IN_PLACE, &sum, 1, int128, add, comm);
   return std::ldexp(static_cast<double>(sum), shift);
 }

@@ -153,59 +153,66 @@ void SlaveSph::delete_crowded_slaves(Space& space) {
 
 void SlaveSph::find_neighbours() {
   const bool own_slaves = settings_.slaves;
-  auto is_master = [&](std::uint32_t c) { return kind_[c] == kMaster; };
-  auto is_slave = [&](std::uint32_t c) { return own_slaves ? kind_[c] == kSlave : kind_[c] == kMaster; };
-  std::vector<std::uint32_t> items;
-  items.reserve(n_);
-  for (std::uint32_t c = 0; c < n_; ++c)
-    if (alive_[c]) items.push_back(c);
-  cells_.build(x_.data(), id_.data(), items, kernel_.support());
+  std::vector<std::uint32_t>& master_items = scratch_items_[0];
+  std::vector<std::uint32_t>& slave_items = scratch_items_[1];
+  master_items.clear(), slave_items.clear(), slaves_.clear(), masters_.clear();
+  for (std::uint32_t c = 0; c < n_; ++c) {
+    if (!alive_[c]) continue;
+    if (kind_[c] == kMaster) master_items.push_back(c);
+    if (own_slaves ? kind_[c] == kSlave : kind_[c] == kMaster) {
+      slave_items.push_back(c);
+      if (c < n_own_) slaves_.push_back(c);
+    }
+  }
+  cells_.build(x_.data(), id_.data(), master_items, kernel_.support());
+  CellList& slave_cells = own_slaves ? slave_cells_ : cells_;
+  if (own_slaves) slave_cells.build(x_.data(), id_.data(), slave_items, kernel_.support());
+  // Owned slave c is row slave_row_[c] of the slave-side lists.
+  slave_row_.assign(n_, kNoRow);
+  for (std::size_t i = 0; i < slaves_.size(); ++i) slave_row_[slaves_[i]] = static_cast<std::uint32_t>(i);
 
-  masters_.clear(), slaves_.clear();
-  ms_offset_.assign(1, 0), sm_offset_.assign(1, 0);
-  ms_slave_.clear(), sm_master_.clear(), ms_w_.clear(), ms_g_.clear(), sm_w_.clear(), sm_g_.clear();
+  // Every master (owned or halo) against the slaves around it, masters in (cell key, id) order:
+  // an owned master's pairs form its list; the pairs of owned slaves, gathered by slave, form
+  // theirs, each in (cell key, id) order of the masters.
+  ms_offset_.assign(1, 0), ms_slave_.clear(), ms_w_.clear(), ms_g_.clear();
+  pairs_.clear();
   const Real r2max = kernel_.support_squared();
   CellList::Range around[9];
-  // Owned particles in cell order, so that each cell's 9 ranges are found once.
   for (std::size_t cell = 0; cell < cells_.cells(); ++cell) {
-    bool any_owned = false;
-    for (const std::uint32_t* p = cells_.begin(cell); p != cells_.end(cell); ++p) any_owned |= *p < n_own_;
-    if (!any_owned) continue;
-    cells_.around_cell(cell, around);
+    slave_cells.around_point(&x_[3 * *cells_.begin(cell)], around);
     for (const std::uint32_t* p = cells_.begin(cell); p != cells_.end(cell); ++p) {
-      const std::uint32_t c = *p;
-      if (c >= n_own_) continue;
-      const Real* xc = &x_[3 * c];
-      if (is_master(c)) {
-        masters_.push_back(c);
-        for (const CellList::Range& r : around)
-          for (std::uint32_t k = r.begin; k < r.end; ++k) {
-            const std::uint32_t s = *cells_.item(k);
-            if (!is_slave(s)) continue;
-            const Real r2 = distance2(&x_[3 * s], xc);
-            if (r2 >= r2max) continue;
-            const Real w = kernel_.w(r2), g = slave_volume(s) * kernel_.gradient_factor(r2);
+      const std::uint32_t m = *p;
+      const Real* xm = &x_[3 * m];
+      const bool owned = m < n_own_;
+      for (const CellList::Range& r : around)
+        for (std::uint32_t k = r.begin; k < r.end; ++k) {
+          const std::uint32_t s = *slave_cells.item(k);
+          if (!owned && slave_row_[s] == kNoRow) continue;
+          const Real* xs = &x_[3 * s];
+          const Real dx = xs[0] - xm[0], dy = xs[1] - xm[1], dz = xs[2] - xm[2];
+          const Real r2 = dx * dx + dy * dy + dz * dz;
+          if (r2 >= r2max) continue;
+          const Real w = kernel_.w(r2), g = slave_volume(s) * kernel_.gradient_factor(r2);
+          if (owned) {
             ms_slave_.push_back(s), ms_w_.push_back(w);
-            for (int a = 0; a < 3; ++a) ms_g_.push_back(g * (x_[3 * s + a] - xc[a]));
+            ms_g_.insert(ms_g_.end(), {g * dx, g * dy, g * dz});
           }
-        ms_offset_.push_back(ms_slave_.size());
-      }
-      if (is_slave(c)) {
-        slaves_.push_back(c);
-        const Real vs = slave_volume(c);
-        for (const CellList::Range& r : around)
-          for (std::uint32_t k = r.begin; k < r.end; ++k) {
-            const std::uint32_t m = *cells_.item(k);
-            if (!is_master(m)) continue;
-            const Real r2 = distance2(xc, &x_[3 * m]);
-            if (r2 >= r2max) continue;
-            const Real w = kernel_.w(r2), g = vs * kernel_.gradient_factor(r2);
-            sm_master_.push_back(m), sm_w_.push_back(w);
-            for (int a = 0; a < 3; ++a) sm_g_.push_back(g * (xc[a] - x_[3 * m + a]));
-          }
-        sm_offset_.push_back(sm_master_.size());
-      }
+          if (slave_row_[s] != kNoRow) pairs_.push_back({slave_row_[s], m, w, g * dx, g * dy, g * dz});
+        }
+      if (owned) masters_.push_back(m), ms_offset_.push_back(ms_slave_.size());
     }
+  }
+  // Transpose into the slave-side lists (a stable counting sort keeps the masters' order).
+  sm_offset_.assign(slaves_.size() + 1, 0);
+  for (const Pair& q : pairs_) ++sm_offset_[q.row + 1];
+  for (std::size_t i = 0; i < slaves_.size(); ++i) sm_offset_[i + 1] += sm_offset_[i];
+  sm_master_.resize(pairs_.size()), sm_w_.resize(pairs_.size()), sm_g_.resize(3 * pairs_.size());
+  std::vector<std::size_t>& next = scratch_next_;
+  next.assign(sm_offset_.begin(), sm_offset_.end() - 1);
+  for (const Pair& q : pairs_) {
+    const std::size_t k = next[q.row]++;
+    sm_master_[k] = q.master, sm_w_[k] = q.w;
+    sm_g_[3 * k] = q.g[0], sm_g_[3 * k + 1] = q.g[1], sm_g_[3 * k + 2] = q.g[2];
   }
 }
 

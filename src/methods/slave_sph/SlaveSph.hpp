@@ -111,7 +111,16 @@ class SlaveSph final : public Method {
   std::vector<ParticleId> id_;
   std::vector<std::int32_t> kind_, material_, body_;
   std::vector<char> alive_;
-  CellList cells_;
+  CellList cells_, slave_cells_;
+  struct Pair {
+    std::uint32_t row, master;
+    Real w, g[3];
+  };
+  static constexpr std::uint32_t kNoRow = ~std::uint32_t(0);
+  std::vector<std::uint32_t> slave_row_;
+  std::vector<Pair> pairs_;
+  std::vector<std::uint32_t> scratch_items_[2];
+  std::vector<std::size_t> scratch_next_;
   // Owned masters and owned slaves (combined indices) and their neighbour lists in CSR form: W and
   // the gradient weight ĝ (g̃ or g, spec Eq. 11R) of each pair, in (cell key, id) order.
   std::vector<std::uint32_t> masters_, slaves_;
