@@ -103,6 +103,7 @@ struct ImplicitSettings {
 struct SlaveSphSettings {
   bool slaves = true;               // false: the masters-only baseline of spec §4.4 (zero-energy modes)
   Real alpha = 0.9;                 // master velocity blend, Eq. (8)
+  std::string blend = "paper";      // paper: Eq. (8) literally | flip: the kept part follows the slaves' change
   Real beta = 1;                    // implicitness of the slave velocity solve, Eq. (15)
   Real gamma = 2.5;                 // adjacency radius γ r with r = d/2 (§3.11, A13)
   Real delete_distance = 0.15;      // slave-slave deletion distance in units of h (§3.12)

@@ -313,6 +313,7 @@ class SceneReader {
     SlaveSphSettings settings;
     settings.slaves = sph.boolean("slaves");
     settings.alpha = sph.real("alpha");
+    settings.blend = sph.text("blend");
     settings.beta = sph.real("beta");
     settings.gamma = sph.real("gamma");
     settings.delete_distance = sph.real("delete_distance");

@@ -162,6 +162,12 @@ std::vector<KeySchema> slave_sph_keys() {
           .defaults_to("0.9")
           .at_least(0)
           .at_most(1),
+      KeySchema::choice("blend", {"paper", "flip"},
+                        "what a master keeps of its velocity, weight 1 - alpha: paper (its old velocity, "
+                        "Eq. 8; a body at rest under gravity creeps at (1 - alpha)/alpha g dt) or flip (its "
+                        "old velocity plus the slaves' change in the step, the PIC/FLIP blend of Stomakhin "
+                        "et al.; no creep)")
+          .defaults_to("paper"),
       KeySchema::real("beta", "implicitness of the slave velocity solve (Eq. 15): 0 explicit, 1 backward Euler")
           .defaults_to("1")
           .at_least(0)

@@ -484,6 +484,12 @@ void SlaveSph::solve_slave_velocities(Space& space, Real t, Real dt) {
     for (int a = 0; a < 3; ++a) vs_[3 * c + a] = u_[3 * i + a];
   }
   space.halo().update_values(vs_.data(), 3, vs_.data() + 3 * n_own_);
+  if (settings_.blend == "flip") {  // the step's change of the slave velocities, Δv_s = v^{n+1}_s − v^n_s
+    dvs_.assign(3 * n_, 0.0);
+    for (std::size_t i = 0; i < ns; ++i)
+      for (int a = 0; a < 3; ++a) dvs_[3 * slaves_[i] + a] = u_[3 * i + a] - vn_[3 * i + a];
+    space.halo().update_values(dvs_.data(), 3, dvs_.data() + 3 * n_own_);
+  }
 }
 
 // The invariants of the transfers this step, for tests: Σ_s f_s = 0 (zero-sum weights), and
@@ -530,6 +536,16 @@ void SlaveSph::update_masters(Space& space, Real t, Real dt) {
       for (int a = 0; a < 3; ++a) vhat[a] += ms_w_[k] * vs_[3 * ms_slave_[k] + a];
     }
     for (int a = 0; a < 3; ++a) vhat[a] = sw > 0 ? vhat[a] / sw : vm_[3 * c + a];
+    // What the master keeps of its own velocity: v^n_m (Eq. 8), or with blend: flip v^n_m plus the
+    // slaves' change Δv interpolated like v̂ (the PIC/FLIP blend of [17]): at rest under gravity
+    // the literal form creeps at (1 − α)/α g Δt, since the kept gravity kick is never resisted.
+    Real kept[3] = {vm_[3 * c], vm_[3 * c + 1], vm_[3 * c + 2]};
+    if (settings_.blend == "flip" && sw > 0) {
+      Real dv[3] = {0, 0, 0};
+      for (std::size_t k = ms_offset_[j]; k < ms_offset_[j + 1]; ++k)
+        for (int a = 0; a < 3; ++a) dv[a] += ms_w_[k] * dvs_[3 * ms_slave_[k] + a];
+      for (int a = 0; a < 3; ++a) kept[a] = vm_[3 * c + a] + dv[a] / sw;
+    }
     const Real* ref = literal_reference ? &vm_[3 * c] : vhat;
     Mat<3> grad = Mat<3>::Zero();
     for (std::size_t k = ms_offset_[j]; k < ms_offset_[j + 1]; ++k) {
@@ -552,7 +568,7 @@ void SlaveSph::update_masters(Space& space, Real t, Real dt) {
     Eigen::Map<RowMat3>(F + 9 * c) = Fe;
     Real* vc = v + 3 * c;
     Real* xc = x + 3 * c;
-    for (int a = 0; a < 3; ++a) vc[a] = (1 - settings_.alpha) * vm_[3 * c + a] + settings_.alpha * vhat[a];
+    for (int a = 0; a < 3; ++a) vc[a] = (1 - settings_.alpha) * kept[a] + settings_.alpha * vhat[a];
     collide(xc, vc, t, dt);  // S8
     for (int a = 0; a < 3; ++a) xc[a] += dt * vc[a];
     for (std::size_t o = 0; o < colliders_.size(); ++o) {
@@ -610,8 +626,8 @@ void SlaveSph::advance(Space& space, Real t, Real dt) {
   });
   clock_.time(kTransfer, [&] {
     exchange_master_sums(space);
-    const Vec3 dv{dt * gravity_[0], dt * gravity_[1], dt * gravity_[2]};
-    splat_to_slaves(dv);
+    gravity_dv_ = {dt * gravity_[0], dt * gravity_[1], dt * gravity_[2]};
+    splat_to_slaves(gravity_dv_);
     // Orphans (no master within 2h, spec A15) leave at the end of the step.
     if (settings_.slaves)
       for (std::size_t i = 0; i < slaves_.size(); ++i)

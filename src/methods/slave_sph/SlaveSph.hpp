@@ -129,7 +129,8 @@ class SlaveSph final : public Method {
   std::vector<Real> ms_w_, ms_g_, sm_w_, sm_g_;
   // Per combined particle: masters' Σ_s W and Σ_s g (4), velocity after gravity (3), τ (9), Q (9);
   // slaves' velocity (3) during the solve.
-  std::vector<Real> sums_, vm_, tau_, q_, vs_;
+  std::vector<Real> sums_, vm_, tau_, q_, vs_, dvs_;
+  Vec3 gravity_dv_{};
   std::vector<ElasticHessian<3>> hessian_;  // per owned master
   // Per owned slave (in slaves_ order): mass, v^n, right-hand side, diagonal, solution.
   std::vector<Real> ms_, vn_, rhs_, diag_, u_, y_;

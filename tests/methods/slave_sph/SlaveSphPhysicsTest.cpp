@@ -7,6 +7,7 @@
 
 #include <Eigen/Dense>
 #include <cmath>
+#include <cstdio>
 
 #include "SlaveSphHarness.hpp"
 #include "support/PetscEnvironment.hpp"
@@ -82,6 +83,9 @@ TEST(SlaveSphDrop, ElasticCubeReturnsToRestShapeAndPlasticKeepsItsDeformation) {
   const DropResult elastic = drop("{model: fixed_corotated, E: 1.0e6, nu: 0.4, density: 1000}", 0.1, 0.6);
   const DropResult plastic =
       drop("{model: snow, E: 1.4e5, nu: 0.2, density: 1000, theta_s: 7.5e-4, theta_c: 2.5e-3}", 0.1, 0.6);
+  if (mpi::rank(MPI_COMM_WORLD) == 0)
+    std::printf("elastic: shape error %.4f, height ratio %.4f; plastic: shape error %.4f, height ratio %.4f\n",
+                elastic.shape_error, elastic.height_ratio, plastic.shape_error, plastic.height_ratio);
   EXPECT_LT(elastic.shape_error, 0.05);  // spec §6 Fig. 9: < 5 % of the edge for the soft cube
   EXPECT_GT(elastic.height_ratio, 0.97);
   EXPECT_GT(plastic.shape_error, 2 * elastic.shape_error);
@@ -115,6 +119,8 @@ TEST(SlaveSphSheet, FallsFlatAndDrapesOverASphere) {
     if (r < 0.02) centre = std::max(centre, p.x[1]);
     if (r > 0.9 * reach) corner = std::min(corner, p.x[1]);  // the corners, wherever they went
   }
+  if (mpi::rank(MPI_COMM_WORLD) == 0)
+    std::printf("sheet: centre %.4f m, corners %.4f m, largest speed %.3f m/s\n", centre, corner, speed);
   EXPECT_LT(corner, centre - 0.01);                            // it drapes
   EXPECT_LT(speed, 1.5 * std::sqrt(2 * 9.81 * (y0 + drop)));  // bounded (spec §6 Fig. 7 bound)
 }
@@ -160,6 +166,8 @@ TEST(SlaveSphZeroEnergyModes, GrowOnMastersAloneAndStayBoundedWithSlaves) {
     run.run_to(0.25);
     noise[slaves] = velocity_noise(run.gather());
   }
+  if (mpi::rank(MPI_COMM_WORLD) == 0)
+    std::printf("velocity noise: masters only %.3e m/s, with slaves %.3e m/s\n", noise[0], noise[1]);
   EXPECT_GT(noise[0], 3 * noise[1]) << "masters only " << noise[0] << " m/s, with slaves " << noise[1] << " m/s";
 }
 

@@ -149,7 +149,29 @@ std::vector<SphParticle> run_and_count(MPI_Comm comm, const std::string& text, i
   return run.gather();
 }
 
-void expect_same_everywhere(const std::string& text, int steps, EventCount& events) {
+// Connected components of the masters, linked when closer than 2h (spec §6 Fig. 12 test 4).
+int master_components(const std::vector<SphParticle>& all, Real h) {
+  std::vector<const SphParticle*> m;
+  for (const SphParticle& p : all)
+    if (p.kind == SlaveSph::kMaster) m.push_back(&p);
+  std::vector<int> label(m.size(), -1);
+  int components = 0;
+  for (std::size_t seed = 0; seed < m.size(); ++seed) {
+    if (label[seed] >= 0) continue;
+    std::vector<std::size_t> stack{seed};
+    label[seed] = components;
+    while (!stack.empty()) {
+      const std::size_t i = stack.back();
+      stack.pop_back();
+      for (std::size_t j = 0; j < m.size(); ++j)
+        if (label[j] < 0 && distance(m[i]->x, m[j]->x) < 2 * h) label[j] = components, stack.push_back(j);
+    }
+    ++components;
+  }
+  return components;
+}
+
+std::vector<SphParticle> expect_same_everywhere(const std::string& text, int steps, EventCount& events) {
   const std::vector<SphParticle> distributed = run_and_count(MPI_COMM_WORLD, text, steps, events);
   int same = 1;
   if (mpi::rank(MPI_COMM_WORLD) == 0) {
@@ -163,6 +185,7 @@ void expect_same_everywhere(const std::string& text, int steps, EventCount& even
   }
   MPI_Bcast(&same, 1, MPI_INT, 0, MPI_COMM_WORLD);
   EXPECT_TRUE(same);
+  return distributed;
 }
 
 TEST(SlaveTopology, SplitInsertsSlavesTheSameOnAnyRankCount) {
@@ -172,8 +195,9 @@ TEST(SlaveTopology, SplitInsertsSlavesTheSameOnAnyRankCount) {
             "friction: 0.3}\n",
             "[0, -9.81, 0]");
   EventCount events;
-  expect_same_everywhere(text, 50, events);
+  const std::vector<SphParticle> split = expect_same_everywhere(text, 50, events);
   EXPECT_GT(events.inserted, 0u);
+  EXPECT_GE(master_components(split, 0.01), 2);  // the pieces on either side of the bar
 }
 
 TEST(SlaveTopology, MergeDeletesSlavesTheSameOnAnyRankCount) {
@@ -182,8 +206,9 @@ TEST(SlaveTopology, MergeDeletesSlavesTheSameOnAnyRankCount) {
                                      box("[0.05, 0.0, 0.0]", "[0.09, 0.04, 0.04]", "[-1.5, 0, 0]"),
                                  "", "[0, 0, 0]");
   EventCount events;
-  expect_same_everywhere(text, 40, events);
+  const std::vector<SphParticle> merged = expect_same_everywhere(text, 40, events);
   EXPECT_GT(events.deleted, 0u);
+  EXPECT_EQ(master_components(merged, 0.01), 1);  // one body
 }
 
 }  // namespace
