@@ -85,6 +85,26 @@ void ParticleHalo::build(const ParticleSet& owned, const ParticleBlocks& blocks,
   }
 }
 
+template <class Pack, class Unpack>
+void ParticleHalo::send_along_pattern(std::size_t stride, Pack pack, Unpack unpack) {
+  std::map<int, Bytes> outgoing;
+  std::vector<int> sources;
+  for (const Peer& peer : peers_) {
+    if (peer.receive_count > 0) sources.push_back(peer.rank);
+    if (peer.sends.empty()) continue;
+    Bytes& out = outgoing[peer.rank];
+    out.resize(peer.sends.size() * stride);
+    unsigned char* at = out.data();
+    for (std::size_t p : peer.sends) pack(p, at), at += stride;
+  }
+  for (const Message& m : exchange_.exchange(outgoing, sources)) {
+    auto peer = std::find_if(peers_.begin(), peers_.end(), [&](const Peer& p) { return p.rank == m.rank; });
+    const unsigned char* at = m.bytes.data();
+    for (std::size_t i = 0; i < peer->receive_count; ++i, at += stride)
+      unpack(slot_of_arrival_[peer->receive_begin + i], at);
+  }
+}
+
 void ParticleHalo::update(const ParticleSet& owned, const std::vector<std::string>& fields) {
   std::vector<const ParticleField*> from;
   std::vector<ParticleField*> to;
@@ -94,52 +114,21 @@ void ParticleHalo::update(const ParticleSet& owned, const std::vector<std::strin
     to.push_back(&halo_.field(name));
     stride += from.back()->bytes_per_particle();
   }
-  std::map<int, Bytes> outgoing;
-  std::vector<int> sources;
-  for (const Peer& peer : peers_) {
-    if (peer.receive_count > 0) sources.push_back(peer.rank);
-    if (peer.sends.empty()) continue;
-    Bytes& out = outgoing[peer.rank];
-    out.resize(peer.sends.size() * stride);
-    unsigned char* at = out.data();
-    for (std::size_t p : peer.sends)
-      for (const ParticleField* f : from) {
-        f->pack(p, at);
-        at += f->bytes_per_particle();
-      }
-  }
-  for (const Message& m : exchange_.exchange(outgoing, sources)) {
-    auto peer = std::find_if(peers_.begin(), peers_.end(), [&](const Peer& p) { return p.rank == m.rank; });
-    const unsigned char* at = m.bytes.data();
-    for (std::size_t i = 0; i < peer->receive_count; ++i)
-      for (ParticleField* f : to) {
-        f->unpack(slot_of_arrival_[peer->receive_begin + i], at);
-        at += f->bytes_per_particle();
-      }
-  }
+  send_along_pattern(
+      stride,
+      [&](std::size_t p, unsigned char* at) {
+        for (const ParticleField* f : from) f->pack(p, at), at += f->bytes_per_particle();
+      },
+      [&](std::size_t q, const unsigned char* at) {
+        for (ParticleField* f : to) f->unpack(q, at), at += f->bytes_per_particle();
+      });
 }
 
 void ParticleHalo::update_values(const Real* owned, int components, Real* halo) {
   const std::size_t stride = sizeof(Real) * components;
-  std::map<int, Bytes> outgoing;
-  std::vector<int> sources;
-  for (const Peer& peer : peers_) {
-    if (peer.receive_count > 0) sources.push_back(peer.rank);
-    if (peer.sends.empty()) continue;
-    Bytes& out = outgoing[peer.rank];
-    out.resize(peer.sends.size() * stride);
-    unsigned char* at = out.data();
-    for (std::size_t p : peer.sends) {
-      std::memcpy(at, owned + components * p, stride);
-      at += stride;
-    }
-  }
-  for (const Message& m : exchange_.exchange(outgoing, sources)) {
-    auto peer = std::find_if(peers_.begin(), peers_.end(), [&](const Peer& p) { return p.rank == m.rank; });
-    const unsigned char* at = m.bytes.data();
-    for (std::size_t i = 0; i < peer->receive_count; ++i, at += stride)
-      std::memcpy(halo + components * slot_of_arrival_[peer->receive_begin + i], at, stride);
-  }
+  send_along_pattern(
+      stride, [&](std::size_t p, unsigned char* at) { std::memcpy(at, owned + components * p, stride); },
+      [&](std::size_t q, const unsigned char* at) { std::memcpy(halo + components * q, at, stride); });
 }
 
 }  // namespace nendo

@@ -38,6 +38,10 @@ class ParticleHalo {
     std::vector<std::size_t> sends;                    // owned particle indices
     std::size_t receive_begin = 0, receive_count = 0;  // in arrival order
   };
+  // Sends stride bytes per copy along the pattern: pack(owned index, out), unpack(halo index, in).
+  template <class Pack, class Unpack>
+  void send_along_pattern(std::size_t stride, Pack pack, Unpack unpack);
+
   SparseExchange exchange_;
   ParticleSet halo_;
   ParticleBlocks halo_blocks_;

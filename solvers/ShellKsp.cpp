@@ -34,7 +34,8 @@ PetscErrorCode reproducible_vec_norm(::Vec x, NormType type, PetscReal* value) {
   } else {
     std::vector<double> ones;
     PetscReal two = 0, one = 0;
-    if (type == NORM_2 || type == NORM_FROBENIUS || type == NORM_1_AND_2) two = std::sqrt(reproducible_dot(comm, a, a, n));
+    if (type == NORM_2 || type == NORM_FROBENIUS || type == NORM_1_AND_2)
+      two = std::sqrt(reproducible_dot(comm, a, a, n));
     if (type == NORM_1 || type == NORM_1_AND_2) {
       std::vector<double> absolute(n);
       for (PetscInt i = 0; i < n; ++i) absolute[i] = std::fabs(a[i]);
@@ -60,9 +61,12 @@ constexpr auto kVecOpNorm = static_cast<VecOperation>(5);
 constexpr auto kVecOpTDot = static_cast<VecOperation>(6);
 
 void make_reproducible(::Vec v) {
-  petsc_call(VecSetOperation(v, kVecOpDot, reinterpret_cast<void (*)(void)>(reproducible_vec_dot)), "VecSetOperation");
-  petsc_call(VecSetOperation(v, kVecOpTDot, reinterpret_cast<void (*)(void)>(reproducible_vec_dot)), "VecSetOperation");
-  petsc_call(VecSetOperation(v, kVecOpNorm, reinterpret_cast<void (*)(void)>(reproducible_vec_norm)), "VecSetOperation");
+  petsc_call(VecSetOperation(v, kVecOpDot, reinterpret_cast<void (*)(void)>(reproducible_vec_dot)),
+             "VecSetOperation");
+  petsc_call(VecSetOperation(v, kVecOpTDot, reinterpret_cast<void (*)(void)>(reproducible_vec_dot)),
+             "VecSetOperation");
+  petsc_call(VecSetOperation(v, kVecOpNorm, reinterpret_cast<void (*)(void)>(reproducible_vec_norm)),
+             "VecSetOperation");
 }
 
 ShellKsp::ShellKsp(MPI_Comm comm, const char* default_type, const char* default_pc) : comm_(comm) {
@@ -104,11 +108,13 @@ void ShellKsp::resize(std::size_t n) {
   }
   n_ = n;
   const auto local = static_cast<PetscInt>(n);
-  petsc_call(MatCreateShell(comm_, local, local, PETSC_DETERMINE, PETSC_DETERMINE, this, &shell_), "MatCreateShell");
+  petsc_call(MatCreateShell(comm_, local, local, PETSC_DETERMINE, PETSC_DETERMINE, this, &shell_),
+             "MatCreateShell");
   petsc_call(MatShellSetOperation(shell_, MATOP_MULT, reinterpret_cast<void (*)(void)>(&ShellKsp::mult)),
              "MatShellSetOperation");
-  petsc_call(MatShellSetOperation(shell_, MATOP_GET_DIAGONAL, reinterpret_cast<void (*)(void)>(&ShellKsp::diagonal)),
-             "MatShellSetOperation");
+  petsc_call(
+      MatShellSetOperation(shell_, MATOP_GET_DIAGONAL, reinterpret_cast<void (*)(void)>(&ShellKsp::diagonal)),
+      "MatShellSetOperation");
   petsc_call(VecCreateMPI(comm_, local, PETSC_DETERMINE, &b_), "VecCreateMPI");
   make_reproducible(b_);
   petsc_call(VecDuplicate(b_, &x_), "VecDuplicate");
@@ -139,8 +145,8 @@ PetscErrorCode ShellKsp::diagonal(::Mat A, ::Vec d) {
   return 0;
 }
 
-KspOutcome ShellKsp::solve(std::size_t n, const Product& product, const Real* diagonal, const Real* b, Real* x,
-                           Real rtol, Real atol, int max_iterations) {
+KspOutcome ShellKsp::solve(std::size_t n, const Product& product, const Real* diagonal, const Real* b,
+                           Real* x, Real rtol, Real atol, int max_iterations) {
   resize(n);
   product_ = &product;
   diagonal_ = diagonal;

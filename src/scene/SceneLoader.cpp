@@ -196,7 +196,8 @@ class SceneReader {
     if (body.particles_per_cell != first.particles_per_cell)
       reader.fail("particles_per_cell",
                   "slave_sph uses one master spacing for the whole scene: every body needs the same "
-                  "particles_per_cell (the first has " + std::to_string(first.particles_per_cell) + ")");
+                  "particles_per_cell (the first has " +
+                      std::to_string(first.particles_per_cell) + ")");
   }
 
   BodySettings read_body(const Cursor& map) {

@@ -168,7 +168,8 @@ std::vector<KeySchema> slave_sph_keys() {
                         "old velocity plus the slaves' change in the step, the PIC/FLIP blend of Stomakhin "
                         "et al.; no creep)")
           .defaults_to("paper"),
-      KeySchema::real("beta", "implicitness of the slave velocity solve (Eq. 15): 0 explicit, 1 backward Euler")
+      KeySchema::real("beta",
+                      "implicitness of the slave velocity solve (Eq. 15): 0 explicit, 1 backward Euler")
           .defaults_to("1")
           .at_least(0)
           .at_most(1),
@@ -178,7 +179,8 @@ std::vector<KeySchema> slave_sph_keys() {
           .defaults_to("2.5")
           .above(0)
           .below(4),
-      KeySchema::real("delete_distance", "slaves closer than this times h are merged (the younger is deleted)")
+      KeySchema::real("delete_distance",
+                      "slaves closer than this times h are merged (the younger is deleted)")
           .defaults_to("0.15")
           .at_least(0)
           .below(2),
@@ -197,7 +199,9 @@ std::vector<KeySchema> slave_sph_keys() {
           .defaults_to("1.0e-5")
           .above(0)
           .below(1),
-      KeySchema::integer("cg_max", "largest number of CG iterations per step").defaults_to("1000").at_least(1),
+      KeySchema::integer("cg_max", "largest number of CG iterations per step")
+          .defaults_to("1000")
+          .at_least(1),
       KeySchema::boolean("project_spd",
                          "make each master's energy Hessian positive semi-definite so that CG applies")
           .defaults_to("true"),
@@ -394,8 +398,8 @@ std::string materials_description() {
 }
 
 const std::vector<std::string>& output_field_names() {
-  static const std::vector<std::string> names = {"velocity", "stress", "J",    "Jp",   "material", "mass",
-                                                 "volume",   "rank",   "id",   "kind", "body",     "F"};
+  static const std::vector<std::string> names = {"velocity", "stress", "J",  "Jp",   "material", "mass",
+                                                 "volume",   "rank",   "id", "kind", "body",     "F"};
   return names;
 }
 

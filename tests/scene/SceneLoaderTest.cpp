@@ -282,9 +282,10 @@ TEST(SceneLoader, RejectsZAxisIn2D) {
 }
 
 TEST(SceneLoader, ReportsUnknownTopLevelKey) {
-  EXPECT_EQ(error_of(minimal_scene + "solver: pcg\n"),
-            "scene.yaml:11: key 'solver': unknown key (known keys: nendo, method, dimension, gravity, time, "
-            "grid, materials, bodies, colliders, output, checkpoint, balance, catalyst, implicit, slave_sph)");
+  EXPECT_EQ(
+      error_of(minimal_scene + "solver: pcg\n"),
+      "scene.yaml:11: key 'solver': unknown key (known keys: nendo, method, dimension, gravity, time, "
+      "grid, materials, bodies, colliders, output, checkpoint, balance, catalyst, implicit, slave_sph)");
 }
 
 TEST(SceneLoader, ReportsUnknownNestedKeyWithTheLikelyName) {
@@ -354,20 +355,27 @@ TEST(SceneLoader, RejectsKeyOfAnotherMaterialModel) {
 // Slave SPH (spec 000) is 3D, and its bodies share one master spacing with room for the 2h support.
 TEST(SceneLoader, RejectsSlaveSphScenesItCannotRun) {
   const std::string sph = replaced(minimal_scene, "method: mpm", "method: slave_sph");
-  EXPECT_EQ(error_of(sph), "scene.yaml:10: key 'bodies.0.particles_per_cell': slave_sph needs at least 3 (the "
-                           "block cell dx must hold the kernel support 2h = 2d plus a margin for the particles' "
-                           "motion, with d = dx / particles_per_cell)");
+  EXPECT_EQ(error_of(sph),
+            "scene.yaml:10: key 'bodies.0.particles_per_cell': slave_sph needs at least 3 (the "
+            "block cell dx must hold the kernel support 2h = 2d plus a margin for the particles' "
+            "motion, with d = dx / particles_per_cell)");
   const std::string ok = replaced(sph, "material: jelly}", "material: jelly, particles_per_cell: 3}");
   EXPECT_EQ(error_of(ok), "no error");
-  EXPECT_EQ(error_of(ok + "  - {shape: sphere, center: [1, 1, 1], radius: 0.1, material: jelly, particles_per_cell: 4}\n"),
-            "scene.yaml:11: key 'bodies.1.particles_per_cell': slave_sph uses one master spacing for the whole "
-            "scene: every body needs the same particles_per_cell (the first has 3)");
-  EXPECT_EQ(error_of(ok + "slave_sph: {alpha: 1.5}\n"), "scene.yaml:11: key 'slave_sph.alpha': must be <= 1 (got 1.5)");
-  const std::string flat = "nendo: 1\nmethod: slave_sph\ndimension: 2\ntime: {end: 1, dt: 1.0e-3}\ngrid: {dx: 0.03}\n"
-                           "materials:\n  m: {model: fixed_corotated, E: 1.0e5, nu: 0.3, density: 1000}\n"
-                           "bodies:\n  - {shape: box, min: [0, 0], max: [0.1, 0.1], material: m, particles_per_cell: 3}\n";
-  EXPECT_EQ(error_of(flat), "scene.yaml:3: key 'dimension': slave_sph is three-dimensional (its kernel, Eq. 3, is the "
-                            "3D cubic spline)");
+  EXPECT_EQ(
+      error_of(
+          ok +
+          "  - {shape: sphere, center: [1, 1, 1], radius: 0.1, material: jelly, particles_per_cell: 4}\n"),
+      "scene.yaml:11: key 'bodies.1.particles_per_cell': slave_sph uses one master spacing for the whole "
+      "scene: every body needs the same particles_per_cell (the first has 3)");
+  EXPECT_EQ(error_of(ok + "slave_sph: {alpha: 1.5}\n"),
+            "scene.yaml:11: key 'slave_sph.alpha': must be <= 1 (got 1.5)");
+  const std::string flat =
+      "nendo: 1\nmethod: slave_sph\ndimension: 2\ntime: {end: 1, dt: 1.0e-3}\ngrid: {dx: 0.03}\n"
+      "materials:\n  m: {model: fixed_corotated, E: 1.0e5, nu: 0.3, density: 1000}\n"
+      "bodies:\n  - {shape: box, min: [0, 0], max: [0.1, 0.1], material: m, particles_per_cell: 3}\n";
+  EXPECT_EQ(error_of(flat),
+            "scene.yaml:3: key 'dimension': slave_sph is three-dimensional (its kernel, Eq. 3, is the "
+            "3D cubic spline)");
 }
 
 TEST(SceneLoader, RejectsBadChoice) {

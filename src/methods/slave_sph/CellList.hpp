@@ -23,16 +23,17 @@ class CellList {
   void build(const Real* x, const ParticleId* id, const std::vector<std::uint32_t>& items, Real cell) {
     inv_cell_ = 1 / cell;
     entries_.resize(items.size());
-    for (std::size_t i = 0; i < items.size(); ++i) entries_[i] = {key_of(x + 3 * items[i]), id[items[i]], items[i]};
-    std::sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
-      return a.key != b.key ? a.key < b.key : a.id < b.id;
-    });
+    for (std::size_t i = 0; i < items.size(); ++i)
+      entries_[i] = {key_of(x + 3 * items[i]), id[items[i]], items[i]};
+    std::sort(entries_.begin(), entries_.end(),
+              [](const Entry& a, const Entry& b) { return a.key != b.key ? a.key < b.key : a.id < b.id; });
     sorted_.resize(entries_.size());
     cells_.clear();
     starts_.clear();
     for (std::size_t i = 0; i < entries_.size(); ++i) {
       sorted_[i] = entries_[i].index;
-      if (i == 0 || entries_[i].key != entries_[i - 1].key) cells_.push_back(entries_[i].key), starts_.push_back(i);
+      if (i == 0 || entries_[i].key != entries_[i - 1].key)
+        cells_.push_back(entries_[i].key), starts_.push_back(i);
     }
     starts_.push_back(entries_.size());
   }

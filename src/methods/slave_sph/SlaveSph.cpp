@@ -126,13 +126,15 @@ void SlaveSph::delete_crowded_slaves(Space& space) {
       for (const CellList::Range& r : around)
         for (std::uint32_t k = r.begin; k < r.end; ++k) {
           const std::uint32_t t = *fine.item(k);
-          if (id_[t] > id_[*s] && distance2(&x_[3 * *s], &x_[3 * t]) < reach * reach) close.push_back({*s, t});
+          if (id_[t] > id_[*s] && distance2(&x_[3 * *s], &x_[3 * t]) < reach * reach)
+            close.push_back({*s, t});
         }
   }
   std::vector<Real> dead(n_, 0.0);
   if (!close.empty()) {
-    std::sort(close.begin(), close.end(),
-              [&](const auto& a, const auto& b) { return id_[a.first] != id_[b.first] ? id_[a.first] < id_[b.first] : id_[a.second] < id_[b.second]; });
+    std::sort(close.begin(), close.end(), [&](const auto& a, const auto& b) {
+      return id_[a.first] != id_[b.first] ? id_[a.first] < id_[b.first] : id_[a.second] < id_[b.second];
+    });
     for (const auto& [older, younger] : close)
       if (dead[older] == 0) dead[younger] = 1;  // an older slave that is itself deleted deletes nothing
   }
@@ -236,14 +238,30 @@ void SlaveSph::exchange_master_sums(Space& space) {
     for (int a = 0; a < 3; ++a) g[a] -= f * s[1 + a];
   };
   for (std::size_t j = 0; j < masters_.size(); ++j)
-    for (std::size_t k = ms_offset_[j]; k < ms_offset_[j + 1]; ++k) correct(masters_[j], ms_w_[k], &ms_g_[3 * k]);
+    for (std::size_t k = ms_offset_[j]; k < ms_offset_[j + 1]; ++k)
+      correct(masters_[j], ms_w_[k], &ms_g_[3 * k]);
   for (std::size_t i = 0; i < slaves_.size(); ++i)
-    for (std::size_t k = sm_offset_[i]; k < sm_offset_[i + 1]; ++k) correct(sm_master_[k], sm_w_[k], &sm_g_[3 * k]);
+    for (std::size_t k = sm_offset_[i]; k < sm_offset_[i + 1]; ++k)
+      correct(sm_master_[k], sm_w_[k], &sm_g_[3 * k]);
 }
 
 // ---------------------------------------------------------------------------------------------
 // S0b: gravity on every master (owned and halo copies alike, the same bits), v^n_m. S1: slave mass
 // m_s = V_s Σ m_m W_sm (1R) and velocity v_s = V_s Σ m_m v_m W_sm / m_s (2R).
+
+// The mass-weighted mean of the masters' velocities vm_ at owned slave i, Σ m_m v_m W / Σ m_m W,
+// into v; returns Σ m_m W_sm (m_s / V_s).
+Real SlaveSph::interpolate_masters(std::size_t i, Real* v) const {
+  Real m = 0, p[3] = {0, 0, 0};
+  for (std::size_t k = sm_offset_[i]; k < sm_offset_[i + 1]; ++k) {
+    const std::uint32_t j = sm_master_[k];
+    const Real mw = mass_[j] * sm_w_[k];
+    m += mw;
+    for (int a = 0; a < 3; ++a) p[a] += mw * vm_[3 * j + a];
+  }
+  for (int a = 0; a < 3; ++a) v[a] = m > 0 ? p[a] / m : 0.0;
+  return m;
+}
 
 void SlaveSph::splat_to_slaves(const Vec3& gravity_dv) {
   vm_.resize(3 * n_);
@@ -252,16 +270,7 @@ void SlaveSph::splat_to_slaves(const Vec3& gravity_dv) {
   const std::size_t ns = slaves_.size();
   ms_.assign(ns, 0.0), vn_.assign(3 * ns, 0.0);
   for (std::size_t i = 0; i < ns; ++i) {
-    Real m = 0, p[3] = {0, 0, 0};
-    for (std::size_t k = sm_offset_[i]; k < sm_offset_[i + 1]; ++k) {
-      const std::uint32_t j = sm_master_[k];
-      const Real mw = mass_[j] * sm_w_[k];
-      m += mw;
-      for (int a = 0; a < 3; ++a) p[a] += mw * vm_[3 * j + a];
-    }
-    const Real vs = slave_volume(slaves_[i]);
-    ms_[i] = vs * m;
-    for (int a = 0; a < 3; ++a) vn_[3 * i + a] = m > 0 ? p[a] / m : 0.0;
+    ms_[i] = slave_volume(slaves_[i]) * interpolate_masters(i, &vn_[3 * i]);
   }
 }
 
@@ -275,7 +284,8 @@ void SlaveSph::master_stresses() {
     if (kind_[c] != kMaster || !alive_[c]) continue;
     const Mat<3> F = Eigen::Map<const RowMat3>(&F_[9 * c]);
     const Real jp = Jp_[c];
-    const Mat<3> tau = std::visit([&](const auto& m) { return m.template kirchhoff<3>(F, jp); }, materials_[material_of(c)]);
+    const Mat<3> tau =
+        std::visit([&](const auto& m) { return m.template kirchhoff<3>(F, jp); }, materials_[material_of(c)]);
     Eigen::Map<RowMat3>(tau_.data() + 9 * c) = volume_[c] * tau;
   }
   if (settings_.beta == 0) return;
@@ -284,7 +294,8 @@ void SlaveSph::master_stresses() {
     const std::size_t c = masters_[j];
     const Mat<3> F = Eigen::Map<const RowMat3>(&F_[9 * c]);
     const Real jp = Jp_[c];
-    hessian_[j] = std::visit([&](const auto& m) { return m.template hessian<3>(F, jp); }, materials_[material_of(c)]);
+    hessian_[j] =
+        std::visit([&](const auto& m) { return m.template hessian<3>(F, jp); }, materials_[material_of(c)]);
     if (settings_.project_spd) hessian_[j].project_spd();
   }
 }
@@ -325,7 +336,8 @@ void SlaveSph::hessian_product(Space& space, Real beta_dt2, const Real* u, Real*
     Real* out = &y[3 * i];
     for (int a = 0; a < 3; ++a) out[a] = ms_[i] * u[3 * i + a] + beta_dt2 * h[a];
     if (constrained_[i]) {  // P y + (I − P) u
-      Real fixed[3] = {u[3 * i], u[3 * i + 1], u[3 * i + 2]}, free[3] = {u[3 * i], u[3 * i + 1], u[3 * i + 2]};
+      Real fixed[3] = {u[3 * i], u[3 * i + 1], u[3 * i + 2]},
+           free[3] = {u[3 * i], u[3 * i + 1], u[3 * i + 2]};
       project_free(i, out), project_free(i, free);
       for (int a = 0; a < 3; ++a) out[a] += fixed[a] - free[a];
     }
@@ -438,7 +450,8 @@ void SlaveSph::solve_slave_velocities(Space& space, Real t, Real dt) {
         Real r[3], u[3];
         for (int a = 0; a < 3; ++a) r[a] = rhs_[3 * i + a] - auc[3 * i + a], u[a] = u_[3 * i + a];
         project_free(i, r), project_free(i, u);
-        for (int a = 0; a < 3; ++a) rhs_[3 * i + a] = r[a] + uc[3 * i + a], u_[3 * i + a] = u[a] + uc[3 * i + a];
+        for (int a = 0; a < 3; ++a)
+          rhs_[3 * i + a] = r[a] + uc[3 * i + a], u_[3 * i + a] = u[a] + uc[3 * i + a];
       }
     }
     // Jacobi diagonal: for F_E = I and λ = μ it is μ|g|² + (μ + λ) g_a² with g = F_Eᵀ ĝ, which
@@ -451,12 +464,12 @@ void SlaveSph::solve_slave_velocities(Space& space, Real t, Real dt) {
         const Mat<3> F = Eigen::Map<const RowMat3>(&F_[9 * c]);
         const Eigen::Vector3d g = F.transpose() * Eigen::Map<const Eigen::Vector3d>(&sm_g_[3 * k]);
         const Real rho = densities_[material_of(c)];
-        const Real speed = std::visit([&](const auto& m) { return m.wave_speed(rho, Jp_[c]); }, materials_[material_of(c)]);
+        const Real speed =
+            std::visit([&](const auto& m) { return m.wave_speed(rho, Jp_[c]); }, materials_[material_of(c)]);
         const Real stiffness = 0.5 * rho * speed * speed;  // (λ + 2μ)/2
         for (int a = 0; a < 3; ++a) dg[a] += volume_[c] * stiffness * (g.squaredNorm() + g(a) * g(a));
       }
-      for (int a = 0; a < 3; ++a)
-        diag_[3 * i + a] = std::max(ms_[i] + beta_dt2 * dg[a], orphan_mass_);
+      for (int a = 0; a < 3; ++a) diag_[3 * i + a] = std::max(ms_[i] + beta_dt2 * dg[a], orphan_mass_);
     }
     if (!ksp_ || ksp_comm_ != space.comm()) {
       ksp_ = std::make_unique<ShellKsp>(space.comm(), KSPCG, PCJACOBI);
@@ -466,12 +479,14 @@ void SlaveSph::solve_slave_velocities(Space& space, Real t, Real dt) {
     // Relative to the initial residual, with a floor relative to the momentum ‖m v*‖: a body in
     // free fall starts at a residual of round-off, which no iteration can reduce further.
     const Real momentum = std::sqrt(reproducible_dot(space.comm(), rhs_.data(), rhs_.data(), rhs_.size()));
-    const KspOutcome outcome = ksp_->solve(3 * ns, product, diag_.data(), rhs_.data(), u_.data(), settings_.cg_tol,
-                                           1e-4 * settings_.cg_tol * momentum, settings_.cg_max);
+    const KspOutcome outcome =
+        ksp_->solve(3 * ns, product, diag_.data(), rhs_.data(), u_.data(), settings_.cg_tol,
+                    1e-4 * settings_.cg_tol * momentum, settings_.cg_max);
     stats_.newton_iterations = 1;
     stats_.ksp_iterations = outcome.iterations;
     if (!outcome.converged && space.rank() == 0)
-      fmt::print(stderr, "nendo: warning: slave velocity solve: KSP {} after {} iterations; the step goes on\n",
+      fmt::print(stderr,
+                 "nendo: warning: slave velocity solve: KSP {} after {} iterations; the step goes on\n",
                  outcome.reason, outcome.iterations);
   }
   // S5. With a solve (β > 0) the contacts were its constraints; colliding the solution again would
@@ -504,8 +519,10 @@ void SlaveSph::probe_transfers(Space& space, Real dt) {
     }
   for (std::size_t j = 0; j < masters_.size(); ++j) {
     Real coverage = 0;  // Σ_s V_s W_sm
-    for (std::size_t k = ms_offset_[j]; k < ms_offset_[j + 1]; ++k) coverage += slave_volume(ms_slave_[k]) * ms_w_[k];
-    for (int a = 0; a < 3; ++a) terms[6 + a].push_back(mass_[masters_[j]] * vm_[3 * masters_[j] + a] * coverage);
+    for (std::size_t k = ms_offset_[j]; k < ms_offset_[j + 1]; ++k)
+      coverage += slave_volume(ms_slave_[k]) * ms_w_[k];
+    for (int a = 0; a < 3; ++a)
+      terms[6 + a].push_back(mass_[masters_[j]] * vm_[3 * masters_[j] + a] * coverage);
   }
   std::vector<std::vector<Real>> magnitude(1);
   for (Real f : terms[0]) magnitude[0].push_back(std::fabs(f));
@@ -591,17 +608,8 @@ void SlaveSph::advect_slaves(Space& space, Real dt) {
   Real* v = ps.real("velocity");
   for (std::size_t i = 0; i < slaves_.size(); ++i) {
     const std::size_t c = slaves_[i];
-    Real m = 0, p[3] = {0, 0, 0};
-    for (std::size_t k = sm_offset_[i]; k < sm_offset_[i + 1]; ++k) {
-      const std::uint32_t j = sm_master_[k];
-      const Real mw = mass_[j] * sm_w_[k];
-      m += mw;
-      for (int a = 0; a < 3; ++a) p[a] += mw * vm_[3 * j + a];
-    }
-    for (int a = 0; a < 3; ++a) {
-      v[3 * c + a] = m > 0 ? p[a] / m : 0.0;
-      x[3 * c + a] += dt * v[3 * c + a];
-    }
+    interpolate_masters(i, v + 3 * c);
+    for (int a = 0; a < 3; ++a) x[3 * c + a] += dt * v[3 * c + a];
   }
 }
 
@@ -663,7 +671,8 @@ GlobalDiagnostics SlaveSph::diagnostics(const Space& space) const {
     if (kind[p] != kMaster) continue;
     const Mat<3> Fe = Eigen::Map<const RowMat3>(F + 9 * p);
     const Real jp = Jp ? Jp[p] : 1.0;
-    terms[0].push_back(V0[p] * std::visit([&](const auto& mat) { return mat.template psi<3>(Fe, jp); }, materials_[material[p]]));
+    terms[0].push_back(V0[p] * std::visit([&](const auto& mat) { return mat.template psi<3>(Fe, jp); },
+                                          materials_[material[p]]));
   }
   out.elastic_energy = reproducible_sums(space.comm(), terms)[0];
   return out;

@@ -28,10 +28,10 @@ struct SlaveEvents {
 
 // Invariants of one step's transfers, measured when probing (tests).
 struct TransferProbe {
-  Vec3 force_sum{};        // Σ_s f_s, 0 with the zero-sum weights
+  Vec3 force_sum{};          // Σ_s f_s, 0 with the zero-sum weights
   Real force_magnitude = 0;  // Σ_s |f_s,x|, the scale of force_sum
-  Vec3 slave_momentum{};   // Σ_s m_s v^n_s
-  Vec3 splat_momentum{};   // Σ_m m_m v^n_m Σ_s V_s W_sm: equal to slave_momentum
+  Vec3 slave_momentum{};     // Σ_s m_s v^n_s
+  Vec3 splat_momentum{};     // Σ_m m_m v^n_m Σ_s V_s W_sm: equal to slave_momentum
 };
 
 class SlaveSph final : public Method {
@@ -63,21 +63,22 @@ class SlaveSph final : public Method {
  private:
   // Per-step view of the owned particles followed by the halo copies ("combined" indices).
   void gather_local(Space& space);
-  void delete_crowded_slaves(Space& space);                                    // §3.12
-  void find_neighbours();                                                      // S0
-  void exchange_master_sums(Space& space);                                     // S0: Σ W, Σ g
-  void splat_to_slaves(const Vec3& gravity_dv);                                // S0b, S1
-  void master_stresses();                                                      // S3 (τ, Hessians)
-  void solve_slave_velocities(Space& space, Real t, Real dt);                  // S3-S5
-  void update_masters(Space& space, Real t, Real dt);                          // S6-S9
-  void advect_slaves(Space& space, Real dt);                                   // S10
-  void insert_slaves(Space& space);                                            // S11, §3.11
+  void delete_crowded_slaves(Space& space);                    // §3.12
+  void find_neighbours();                                      // S0
+  void exchange_master_sums(Space& space);                     // S0: Σ W, Σ g
+  void splat_to_slaves(const Vec3& gravity_dv);                // S0b, S1
+  Real interpolate_masters(std::size_t i, Real* v) const;      // (2R), (22)
+  void master_stresses();                                      // S3 (τ, Hessians)
+  void solve_slave_velocities(Space& space, Real t, Real dt);  // S3-S5
+  void update_masters(Space& space, Real t, Real dt);          // S6-S9
+  void advect_slaves(Space& space, Real dt);                   // S10
+  void insert_slaves(Space& space);                            // S11, §3.11
   void remove_dead(Space& space);
   void probe_transfers(Space& space, Real dt);
   void hessian_product(Space& space, Real beta_dt2, const Real* u, Real* y);  // (15R) with (S7)
   // Initialisation, spec §4.2.
-  void build_adjacency(Space& space);  // I3
-  void seed_slaves(Space& space);      // I2
+  void build_adjacency(Space& space);       // I3
+  void seed_slaves(Space& space);           // I2
   void compute_rest_volumes(Space& space);  // I4, I5
 
   bool collide(const Real* x, Real* v, Real t, Real dt) const;
@@ -135,7 +136,7 @@ class SlaveSph final : public Method {
   // Per owned slave (in slaves_ order): mass, v^n, right-hand side, diagonal, solution.
   std::vector<Real> ms_, vn_, rhs_, diag_, u_, y_;
   std::vector<char> dead_owned_;
-  std::vector<char> constrained_;  // per owned slave: 0 free, 1 normal held, 2 all held (sticky)
+  std::vector<char> constrained_;    // per owned slave: 0 free, 1 normal held, 2 all held (sticky)
   std::vector<Real> normal_, held_;  // per owned slave: contact normal, collider velocity
 };
 

@@ -99,13 +99,15 @@ void SlaveSph::build_adjacency(Space& space) {
       }
     std::sort(found.begin(), found.end());
     if (found.size() > std::size_t(kMaxAdjacent)) overfull = 1;
-    std::copy_n(found.begin(), std::min<std::size_t>(found.size(), kMaxAdjacent), adjacent + kMaxAdjacent * a);
+    std::copy_n(found.begin(), std::min<std::size_t>(found.size(), kMaxAdjacent),
+                adjacent + kMaxAdjacent * a);
   }
   MPI_Allreduce(MPI_IN_PLACE, &overfull, 1, MPI_INT, MPI_MAX, space.comm());
   if (overfull)
-    throw Error(fmt::format("slave_sph: a master has more than {} masters within gamma r = {} m; lower "
-                            "slave_sph.gamma (the lattice's 6 face neighbours need gamma > 2)",
-                            kMaxAdjacent, reach));
+    throw Error(
+        fmt::format("slave_sph: a master has more than {} masters within gamma r = {} m; lower "
+                    "slave_sph.gamma (the lattice's 6 face neighbours need gamma > 2)",
+                    kMaxAdjacent, reach));
 }
 
 // I2: the master lattice shifted by half a spacing, where a master of the body lies within 2h.
@@ -201,7 +203,8 @@ void SlaveSph::compute_rest_volumes(Space& space) {
     for (const CellList::Range& r : around)
       for (std::uint32_t k = r.begin; k < r.end; ++k) {
         const std::uint32_t s = *cells_.item(k);
-        if (is_slave(s) && body_[s] == body_[m]) rho += slave_mass[s] * kernel_.w(distance2(&x_[3 * s], &x_[3 * m]));
+        if (is_slave(s) && body_[s] == body_[m])
+          rho += slave_mass[s] * kernel_.w(distance2(&x_[3 * s], &x_[3 * m]));
       }
     volume[m] = mass_[m] / rho;
   }
@@ -282,9 +285,11 @@ void SlaveSph::insert_slaves(Space& space) {
     if (all[q].owner != space.rank()) continue;
     cells_.around_point(all[q].x, around);
     for (const CellList::Range& r : around)
-      for (std::uint32_t k = r.begin; k < r.end; ++k) density[q] += kernel_.w(distance2(&x_[3 * *cells_.item(k)], all[q].x));
+      for (std::uint32_t k = r.begin; k < r.end; ++k)
+        density[q] += kernel_.w(distance2(&x_[3 * *cells_.item(k)], all[q].x));
   }
-  MPI_Allreduce(MPI_IN_PLACE, density.data(), static_cast<int>(density.size()), MPI_DOUBLE, MPI_SUM, space.comm());
+  MPI_Allreduce(MPI_IN_PLACE, density.data(), static_cast<int>(density.size()), MPI_DOUBLE, MPI_SUM,
+                space.comm());
   std::vector<std::size_t> accepted;
   for (std::size_t q = 0; q < all.size(); ++q) {
     Real rho = kernel_.w(0) + density[q];

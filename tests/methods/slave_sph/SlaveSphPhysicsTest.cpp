@@ -18,7 +18,8 @@ namespace {
 using testing::SphParticle;
 using testing::SphRun;
 
-std::string cube_drop(const std::string& material, Real edge, Real height, Real dt, const std::string& extra = "") {
+std::string cube_drop(const std::string& material, Real edge, Real height, Real dt,
+                      const std::string& extra = "") {
   const std::string lo = std::to_string(height), hi = std::to_string(height + edge), e = std::to_string(edge);
   return "nendo: 1\nmethod: slave_sph\ndimension: 3\ngravity: [0, -9.81, 0]\n"
          "time: {end: 10, dt: " +
@@ -27,7 +28,8 @@ std::string cube_drop(const std::string& material, Real edge, Real height, Real 
          "materials:\n  m: " +
          material + "\nbodies:\n  - {shape: box, min: [0, " + lo + ", 0], max: [" + e + ", " + hi + ", " + e +
          "], material: m, particles_per_cell: 3}\n"
-         "colliders:\n  - {shape: plane, point: [0, 0, 0], normal: [0, 1, 0], boundary: separate, friction: 0.3}\n" +
+         "colliders:\n  - {shape: plane, point: [0, 0, 0], normal: [0, 1, 0], boundary: separate, friction: "
+         "0.3}\n" +
          extra;
 }
 
@@ -84,8 +86,9 @@ TEST(SlaveSphDrop, ElasticCubeReturnsToRestShapeAndPlasticKeepsItsDeformation) {
   const DropResult plastic =
       drop("{model: snow, E: 1.4e5, nu: 0.2, density: 1000, theta_s: 7.5e-4, theta_c: 2.5e-3}", 0.1, 0.6);
   if (mpi::rank(MPI_COMM_WORLD) == 0)
-    std::printf("elastic: shape error %.4f, height ratio %.4f; plastic: shape error %.4f, height ratio %.4f\n",
-                elastic.shape_error, elastic.height_ratio, plastic.shape_error, plastic.height_ratio);
+    std::printf(
+        "elastic: shape error %.4f, height ratio %.4f; plastic: shape error %.4f, height ratio %.4f\n",
+        elastic.shape_error, elastic.height_ratio, plastic.shape_error, plastic.height_ratio);
   EXPECT_LT(elastic.shape_error, 0.05);  // spec §6 Fig. 9: < 5 % of the edge for the soft cube
   EXPECT_GT(elastic.height_ratio, 0.97);
   EXPECT_GT(plastic.shape_error, 2 * elastic.shape_error);
@@ -100,12 +103,14 @@ TEST(SlaveSphSheet, FallsFlatAndDrapesOverASphere) {
       "nendo: 1\nmethod: slave_sph\ndimension: 3\ngravity: [0, -9.81, 0]\ntime: {end: 10, dt: 5.0e-4}\n"
       "grid: {dx: 0.03, block: 4}\nmaterials:\n"
       "  m: {model: snow, E: 2.0e7, nu: 0.4, density: 1000, theta_s: 7.5e-4, theta_c: 2.5e-3}\n"
-      "bodies:\n  - {shape: box, min: [-0.07, 0.1, -0.07], max: [0.07, 0.11, 0.07], material: m, particles_per_cell: 3}\n"
+      "bodies:\n  - {shape: box, min: [-0.07, 0.1, -0.07], max: [0.07, 0.11, 0.07], material: m, "
+      "particles_per_cell: 3}\n"
       "colliders:\n  - {shape: sphere, center: [0, 0, 0], radius: 0.05, boundary: separate, friction: 0.3}\n";
   SphRun run(MPI_COMM_WORLD, text);
   const Real y0 = masters(run.gather()).front().y();
   run.run_to(0.05);  // the sheet falls 1.2 cm; the sphere's top is 5.5 cm below
-  for (const auto& p : masters(run.gather())) ASSERT_NEAR(p.y(), masters(run.gather()).front().y(), 1e-9 * 0.01);
+  for (const auto& p : masters(run.gather()))
+    ASSERT_NEAR(p.y(), masters(run.gather()).front().y(), 1e-9 * 0.01);
   run.run_to(0.22);
   const std::vector<Eigen::Vector3d> x = masters(run.gather());
   const Real drop = y0 - x.front().y();
@@ -121,7 +126,7 @@ TEST(SlaveSphSheet, FallsFlatAndDrapesOverASphere) {
   }
   if (mpi::rank(MPI_COMM_WORLD) == 0)
     std::printf("sheet: centre %.4f m, corners %.4f m, largest speed %.3f m/s\n", centre, corner, speed);
-  EXPECT_LT(corner, centre - 0.01);                            // it drapes
+  EXPECT_LT(corner, centre - 0.01);                           // it drapes
   EXPECT_LT(speed, 1.5 * std::sqrt(2 * 9.81 * (y0 + drop)));  // bounded (spec §6 Fig. 7 bound)
 }
 
@@ -158,8 +163,10 @@ TEST(SlaveSphZeroEnergyModes, GrowOnMastersAloneAndStayBoundedWithSlaves) {
         "nendo: 1\nmethod: slave_sph\ndimension: 3\ngravity: [0, -9.81, 0]\ntime: {end: 10, dt: 5.0e-4}\n"
         "grid: {dx: 0.03, block: 4}\nmaterials:\n"
         "  m: {model: snow, E: 1.2e6, nu: 0.35, density: 1000, theta_s: 0.1, theta_c: 0.8}\n"
-        "bodies:\n  - {shape: sphere, center: [0.04, 0.1, 0.04], radius: 0.045, material: m, particles_per_cell: 3}\n"
-        "colliders:\n  - {shape: plane, point: [0, 0, 0], normal: [0.4, 1, 0.2], boundary: separate, friction: 0.3}\n"
+        "bodies:\n  - {shape: sphere, center: [0.04, 0.1, 0.04], radius: 0.045, material: m, "
+        "particles_per_cell: 3}\n"
+        "colliders:\n  - {shape: plane, point: [0, 0, 0], normal: [0.4, 1, 0.2], boundary: separate, "
+        "friction: 0.3}\n"
         "slave_sph: {gradient: plain, reference: master, slaves: " +
         std::string(slaves ? "true" : "false") + "}\n";
     SphRun run(MPI_COMM_WORLD, text);
@@ -168,7 +175,8 @@ TEST(SlaveSphZeroEnergyModes, GrowOnMastersAloneAndStayBoundedWithSlaves) {
   }
   if (mpi::rank(MPI_COMM_WORLD) == 0)
     std::printf("velocity noise: masters only %.3e m/s, with slaves %.3e m/s\n", noise[0], noise[1]);
-  EXPECT_GT(noise[0], 3 * noise[1]) << "masters only " << noise[0] << " m/s, with slaves " << noise[1] << " m/s";
+  EXPECT_GT(noise[0], 3 * noise[1]) << "masters only " << noise[0] << " m/s, with slaves " << noise[1]
+                                    << " m/s";
 }
 
 }  // namespace

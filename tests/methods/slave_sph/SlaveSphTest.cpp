@@ -26,14 +26,15 @@ std::string scene(const std::string& material, const std::string& bodies, const 
          material + "\nbodies:\n" + bodies + extra;
 }
 std::string box(const std::string& min, const std::string& max, const std::string& velocity = "[0, 0, 0]") {
-  return "  - {shape: box, min: " + min + ", max: " + max + ", material: m, particles_per_cell: 3, velocity: " +
-         velocity + "}\n";
+  return "  - {shape: box, min: " + min + ", max: " + max +
+         ", material: m, particles_per_cell: 3, velocity: " + velocity + "}\n";
 }
 const std::string kRubber = "{model: fixed_corotated, E: 1.0e6, nu: 0.4, density: 1000}";
 const std::string kClay = "{model: snow, E: 2.0e5, nu: 0.45, density: 1000, theta_s: 0.05, theta_c: 0.2}";
 
 Real distance(const Real* a, const Real* b) {
-  return std::sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
+  return std::sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) +
+                   (a[2] - b[2]) * (a[2] - b[2]));
 }
 
 TEST(CubicSplineKernel, IsNormalisedWithTheSpecLatticeSums) {
@@ -98,8 +99,9 @@ TEST(SlaveSeeding, ReproducesThePaperCounts) {
 // slaves exactly. Two soft cubes collide, so that neighbourhoods become one-sided.
 TEST(SlaveTransfers, ConserveMomentum) {
   SphRun run(MPI_COMM_WORLD,
-             scene(kRubber, box("[0, 0, 0]", "[0.06, 0.06, 0.06]", "[2, 0.3, 0]") +
-                                box("[0.07, 0.01, 0.0]", "[0.13, 0.07, 0.06]", "[-2, 0, 0.5]"),
+             scene(kRubber,
+                   box("[0, 0, 0]", "[0.06, 0.06, 0.06]", "[2, 0.3, 0]") +
+                       box("[0.07, 0.01, 0.0]", "[0.13, 0.07, 0.06]", "[-2, 0, 0.5]"),
                    "slave_sph: {beta: 0}\n", "[0, 0, 0]"),
              {"time.dt=2.0e-5"});
   run.sph().probe(true);
@@ -110,7 +112,8 @@ TEST(SlaveTransfers, ConserveMomentum) {
     for (int a = 0; a < 3; ++a) {
       if (probe.force_magnitude > 0)
         worst_force = std::max(worst_force, std::fabs(probe.force_sum[a]) / probe.force_magnitude);
-      EXPECT_NEAR(probe.slave_momentum[a], probe.splat_momentum[a], 1e-13 * (1 + std::fabs(probe.splat_momentum[a])));
+      EXPECT_NEAR(probe.slave_momentum[a], probe.splat_momentum[a],
+                  1e-13 * (1 + std::fabs(probe.splat_momentum[a])));
     }
   }
   EXPECT_LT(worst_force, 1e-12);
@@ -138,7 +141,8 @@ struct EventCount {
   std::uint64_t inserted = 0, deleted = 0, orphaned = 0;
 };
 
-std::vector<SphParticle> run_and_count(MPI_Comm comm, const std::string& text, int steps, EventCount& events) {
+std::vector<SphParticle> run_and_count(MPI_Comm comm, const std::string& text, int steps,
+                                       EventCount& events) {
   SphRun run(comm, text);
   for (int n = 0; n < steps; ++n) {
     run.step();
@@ -189,11 +193,11 @@ std::vector<SphParticle> expect_same_everywhere(const std::string& text, int ste
 }
 
 TEST(SlaveTopology, SplitInsertsSlavesTheSameOnAnyRankCount) {
-  const std::string text =
-      scene(kClay, box("[-0.05, 0.03, -0.02]", "[0.05, 0.07, 0.02]", "[0, -3, 0]"),
-            "colliders:\n  - {shape: cylinder, center: [0, -0.01, 0], axis: z, radius: 0.02, boundary: separate, "
-            "friction: 0.3}\n",
-            "[0, -9.81, 0]");
+  const std::string text = scene(
+      kClay, box("[-0.05, 0.03, -0.02]", "[0.05, 0.07, 0.02]", "[0, -3, 0]"),
+      "colliders:\n  - {shape: cylinder, center: [0, -0.01, 0], axis: z, radius: 0.02, boundary: separate, "
+      "friction: 0.3}\n",
+      "[0, -9.81, 0]");
   EventCount events;
   const std::vector<SphParticle> split = expect_same_everywhere(text, 50, events);
   EXPECT_GT(events.inserted, 0u);
