@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates the images of docs/gallery.md: runs the example scenes (jobs/scenes/demo.yaml and
-# jobs/scenes/mpm/*.yaml) on 2 ranks under a virtual X display with the Catalyst scripts
+# Regenerates the images of docs/gallery.md: runs the example scenes (jobs/scenes/demo.yaml,
+# jobs/scenes/mpm/*.yaml and a slave_sph cube) on 2 ranks under a virtual X display with the Catalyst scripts
 # render.py (the images; a fixed camera per scene and the colliders, set below) and
 # globals.py (the time of each image, in globals.csv), then downscales the chosen steps to
 # 640 x 400 into docs/images/gallery/SCENE_NNNNNN.png (NNNNNN = step).
@@ -86,3 +86,6 @@ scene dam-break jobs/scenes/mpm/dam-break.yaml 400 6400 "1200 2800 6400" \
   "-0.02 0.82 -0.02 0.55 0 0" "box -0.1 0.9 -0.1 0 0 0; box -0.1 0 0 0.55 0 0; box 0.8 0.9 0 0.55 0 0" 3 1
 scene sand-column jobs/scenes/mpm/sand-column.yaml 500 - "1000 2500 4500" \
   "-0.02 0.7 -0.02 0.33 0 0" "box -0.1 0.8 -0.015 0 0 0; box -0.1 0 -0.015 0.33 0 0" 4 1
+# Slave SPH: masters and slaves both drawn (the slaves are the halo of points around the body).
+scene slave-cube-plastic jobs/scenes/slave_sph/cube-plastic-high.yaml 50 400 "0 150 400" \
+  "-0.06 0.22 0 0.28 -0.06 0.22" "box -0.1 0.26 -0.01 0 -0.1 0.26" 3 1.1

@@ -289,7 +289,8 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
     space.maybe_rebalance(step, balance);
     const bool last = !(t < scene.time.end) || (options.max_steps && step >= *options.max_steps);
     if (solver_log) solver_log->append(step, t, dt, *method->solver_stats());
-    progress.report(step, t, dt, particles_total, last, method->solver_stats());
+    // Counted every step: methods may insert and delete particles (slave SPH, emitters).
+    progress.report(step, t, dt, space.global_particles(), last, method->solver_stats());
     catalyst.process(space, *method, step, t, last);
     const bool due = output_due();
     if (due || last) write_output(due || !(t < scene.time.end));
@@ -304,7 +305,7 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
     }
   }
   summary.first_step = from ? from->step : 0;
-  summary.steps = step, summary.time = t, summary.particles = particles_total;
+  summary.steps = step, summary.time = t, summary.particles = space.global_particles();
   summary.wall_seconds = progress.elapsed();
   summary.catalyst_executions = catalyst.executions(), summary.catalyst_seconds = catalyst.seconds();
   print_stage_profile(comm, *method, summary.wall_seconds);

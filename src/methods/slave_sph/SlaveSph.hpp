@@ -134,7 +134,7 @@ class SlaveSph final : public Method {
   Vec3 gravity_dv_{};
   std::vector<ElasticHessian<3>> hessian_;  // per owned master
   // Per owned slave (in slaves_ order): mass, v^n, right-hand side, diagonal, solution.
-  std::vector<Real> ms_, vn_, rhs_, diag_, u_, y_;
+  std::vector<Real> ms_, vn_, rhs_, diag_, u_;
   std::vector<char> dead_owned_;
   std::vector<char> constrained_;    // per owned slave: 0 free, 1 normal held, 2 all held (sticky)
   std::vector<Real> normal_, held_;  // per owned slave: contact normal, collider velocity
