@@ -88,16 +88,6 @@ ShellKsp::~ShellKsp() {
   if (x_) VecDestroy(&x_);
 }
 
-std::string ShellKsp::describe() const {
-  KSPType type = nullptr;
-  PCType pc_type = nullptr;
-  PC pc = nullptr;
-  KSPGetType(ksp_, &type);
-  KSPGetPC(ksp_, &pc);
-  PCGetType(pc, &pc_type);
-  return std::string(type ? type : "?") + " + " + (pc_type ? pc_type : "?");
-}
-
 void ShellKsp::resize(std::size_t n) {
   int changed = !shell_ || n != n_;  // recreating is collective: any rank's new size decides
   MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPI_INT, MPI_MAX, comm_);

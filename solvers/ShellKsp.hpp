@@ -33,8 +33,6 @@ class ShellKsp {
   // test is relative to the initial residual (rtol), with an absolute floor atol. Collective.
   KspOutcome solve(std::size_t n, const Product& product, const Real* diagonal, const Real* b, Real* x,
                    Real rtol, Real atol, int max_iterations);
-  // "cg + jacobi", for the run's first line.
-  std::string describe() const;
 
  private:
   void resize(std::size_t n);
