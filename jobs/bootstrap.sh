@@ -13,6 +13,7 @@ PACKAGES=(
   g++ cmake ninja-build pkg-config
   openmpi-bin libopenmpi-dev libhdf5-openmpi-dev petsc-dev libeigen3-dev
   libyaml-cpp-dev libcli11-dev libfmt-dev libgtest-dev libbenchmark-dev
+  libgmsh-dev  # tetrahedral meshes: reading .msh files, meshing cylinders
   python3 python3-h5py-mpi python3-numpy python3-matplotlib
   # ParaView Catalyst; the -dev packages are what ParaView's CMake package config looks for, and
   # xvfb + Mesa render the images of Catalyst scripts on machines without a display.

@@ -172,7 +172,7 @@ CheckpointMeta checkpoint_meta(const Scene& scene, const Space& space, const Met
 // partition they were written with when the rank count is the same (else a balanced one).
 std::unique_ptr<Space> make_space(MPI_Comm comm, const Scene& scene, Method& method,
                                   const std::optional<Resumed>& resumed, ParticleSet particles) {
-  if (!resumed) seed_bodies(comm, scene, particles);
+  if (!resumed) method.seed(comm, scene, particles);
   auto space = std::make_unique<Space>(comm, geometry_of(scene), std::move(particles));
   const std::vector<std::uint64_t>& splitters =
       resumed ? resumed->checkpoint.meta.splitters : std::vector<std::uint64_t>{};

@@ -41,6 +41,10 @@ class Method {
   virtual ~Method() = default;
   // Registers the method's particle fields before the bodies are seeded.
   virtual void register_fields(ParticleSet& particles) const = 0;
+  // Appends this rank's share of the scene's bodies to `particles` (fields registered) on a fresh
+  // run. The default samples them on the particle lattice (bodies/BodySeeder.hpp); mesh methods
+  // make their vertices. Collective.
+  virtual void seed(MPI_Comm comm, const Scene& scene, ParticleSet& particles);
   // Called once the seeded particles are distributed.
   virtual void initialize(Space& /*space*/) {}
   // What a checkpoint must carry besides the particle fields (counters, random state, emitter

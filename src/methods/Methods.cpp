@@ -2,10 +2,12 @@
 #include <functional>
 #include <map>
 
+#include "bodies/BodySeeder.hpp"
 #include "core/Error.hpp"
 #include "methods/Method.hpp"
 #include "methods/ballistic/Ballistic.hpp"
 #include "methods/mpm/Mpm.hpp"
+#include "methods/shape_matching/ShapeMatching.hpp"
 #include "methods/slave_sph/SlaveSph.hpp"
 
 namespace nendo {
@@ -17,8 +19,13 @@ static const std::map<std::string, MethodFactory>& methods() {
       {"ballistic", [](const Scene& s) { return std::make_unique<Ballistic>(s); }},
       {"mpm", [](const Scene& s) { return std::make_unique<Mpm>(s); }},
       {"slave_sph", [](const Scene& s) { return std::make_unique<SlaveSph>(s); }},
+      {"shape_matching", [](const Scene& s) { return std::make_unique<ShapeMatching>(s); }},
   };
   return registry;
+}
+
+void Method::seed(MPI_Comm comm, const Scene& scene, ParticleSet& particles) {
+  seed_bodies(comm, scene, particles);
 }
 
 std::unique_ptr<Method> make_method(const Scene& scene) {

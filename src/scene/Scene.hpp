@@ -32,6 +32,19 @@ struct MaterialSettings {
   std::map<std::string, double> params;  // every parameter of the model, defaults filled in
 };
 
+// A deformed copy of a shape-matching body's mesh (spec 001 §7.4): a generator applied to the rest
+// mesh, or a mesh file with the same vertices in the same order. The generators act along the
+// body's longest axis s ∈ [0, ℓ] of its rest bounding box.
+struct ExampleSettings {
+  std::string type;    // twist | bend | squash | shear | file
+  Real angle = 0;      // twist: end-to-end rotation about the axis; shear: slope angle (degrees)
+  Real amplitude = 0;  // bend: a of the centre line a sin(2π s/ℓ) (m)
+  Real factor = 1;     // squash: length ratio of the part beyond `start`
+  Real start = 0;      // squash, shear: where along the axis the deformed part begins (fraction of ℓ)
+  int direction = 2;   // bend, shear: the axis the centre line moves along
+  std::string path;    // file
+};
+
 struct BodySettings {
   std::string shape;  // box | sphere | cylinder | file
   std::string material;
@@ -44,6 +57,14 @@ struct BodySettings {
   int axis = 0;      // cylinder: 0, 1, 2 for x, y, z
   Real height = 0;   // cylinder
   std::string path;  // file: resolved against the scene file's directory
+  // Shape matching (spec 001) only.
+  std::vector<ExampleSettings> examples;
+  std::string groups = "global";  // global | per_region | slabs
+  int group_slabs = 1;            // slabs: equal slabs of the rest bounding box along group_axis
+  int group_axis = 0;
+  bool fixed = false;  // vertices inside [fixed_min, fixed_max] at rest are held
+  Vec3 fixed_min{}, fixed_max{};
+  int initial_example = 0;  // the body starts in this example's shape (0: the rest shape)
 };
 
 struct ColliderSettings {
@@ -116,6 +137,16 @@ struct SlaveSphSettings {
   bool project_spd = true;  // definiteness projection of each master's energy Hessian
 };
 
+// The example-based shape matching method (spec 001); names follow the spec's symbols.
+struct ShapeMatchingSettings {
+  Real alpha = 0.5;                  // stiffness, Eq. (4)
+  Real beta = 0.995;                 // example strength (return-to-rest blending, §4.3)
+  Real damping = 0;                  // velocity damping k_d per step (§9 A7; not in the paper)
+  std::string rotation = "A";        // A: polar decomposition of A_r (the paper) | Apq (Müller 2005)
+  std::string descriptor = "plain";  // plain | frobenius (off-diagonals × √2, §9 A4)
+  int max_ring = 32;                 // largest region (a vertex and its 1-ring) the particles hold
+};
+
 struct Scene {
   int format = 0;
   std::string method;  // mpm | slave_sph | shape_matching | pbd_powder | fem
@@ -132,6 +163,7 @@ struct Scene {
   CatalystSettings catalyst;
   ImplicitSettings implicit;
   SlaveSphSettings slave_sph;
+  ShapeMatchingSettings shape_matching;
   std::string source_path;             // as given to the loader
   std::string source_text;             // the file as read, before overrides
   std::vector<std::string> overrides;  // the --set key.path=value strings applied, in order

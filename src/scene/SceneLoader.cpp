@@ -78,6 +78,7 @@ class SceneReader {
         {"catalyst", [&](const Cursor& c) { scene.catalyst = read_catalyst(c); }},
         {"implicit", [&](const Cursor& c) { scene.implicit = read_implicit(c); }},
         {"slave_sph", [&](const Cursor& c) { scene.slave_sph = read_slave_sph(c); }},
+        {"shape_matching", [&](const Cursor& c) { scene.shape_matching = read_shape_matching(c); }},
     };
     const MapReader top(root(), top_level_keys(), dimension_source(), sections);
     scene.format = top.integer("nendo");
@@ -86,6 +87,8 @@ class SceneReader {
     scene.gravity = top.vector("gravity");
     if (scene.method == "slave_sph" && scene.dimension != 3)
       top.fail("dimension", "slave_sph is three-dimensional (its kernel, Eq. 3, is the 3D cubic spline)");
+    if (scene.method == "shape_matching" && scene.dimension != 3)
+      top.fail("dimension", "shape_matching is three-dimensional (its bodies are tetrahedral meshes)");
     if (!scene.output.every && !scene.output.every_steps) scene.output.every = scene.time.end / 100;
     return scene;
   }
@@ -204,8 +207,11 @@ class SceneReader {
     const ShapeListSchema& schema = body_schema();
     const ShapeSchema& shape = *schema.find_shape(selector(map, schema.common_keys.front()));
     const std::vector<KeySchema> keys = schema.keys_of(shape);
-    const MapReader body(map, keys, dimension_source());
     BodySettings settings;
+    const scene::NestedReaders nested = {
+        {"examples", [&](const Cursor& c) { settings.examples = read_examples(c); }}};
+    const MapReader body(map, keys, dimension_source(), nested);
+    read_shape_matching_body(body, settings);
     settings.shape = shape.name;
     settings.material = material_reference(body);
     settings.particles_per_cell = body.integer("particles_per_cell");
@@ -218,6 +224,56 @@ class SceneReader {
     if (knows(keys, "axis")) settings.axis = body.axis("axis");
     if (knows(keys, "height")) settings.height = body.real("height");
     if (knows(keys, "path")) settings.path = existing_file(body.cursor("path"));
+    return settings;
+  }
+
+  // The keys of a shape-matching body (spec 001): examples, groups, held vertices.
+  void read_shape_matching_body(const MapReader& body, BodySettings& settings) {
+    static const char* const keys[] = {"examples",  "groups",    "group_slabs",    "group_axis",
+                                       "fixed_min", "fixed_max", "initial_example"};
+    if (!method_is("shape_matching")) {
+      for (const char* key : keys)
+        if (body.has(key)) body.fail(key, "is a key of shape_matching bodies only");
+      return;
+    }
+    settings.groups = body.text("groups");
+    settings.group_slabs = body.integer("group_slabs");
+    settings.group_axis = body.axis("group_axis");
+    if (body.has("fixed_min") != body.has("fixed_max"))
+      body.fail(body.has("fixed_min") ? "fixed_min" : "fixed_max", "needs fixed_min and fixed_max together");
+    if (body.has("fixed_min")) {
+      settings.fixed = true;
+      settings.fixed_min = body.vector("fixed_min");
+      settings.fixed_max = body.vector("fixed_max");
+      for (int a = 0; a < 3; ++a)
+        if (settings.fixed_max[a] < settings.fixed_min[a])
+          body.fail("fixed_max", "must not be below fixed_min on any axis");
+    }
+    settings.initial_example = body.integer("initial_example");
+    if (settings.initial_example > static_cast<int>(settings.examples.size()))
+      body.fail("initial_example", "is " + std::to_string(settings.initial_example) + " but the body has " +
+                                       std::to_string(settings.examples.size()) + " examples");
+  }
+
+  std::vector<ExampleSettings> read_examples(const Cursor& list) {
+    std::vector<ExampleSettings> examples;
+    for (std::size_t i = 0; i < list.node.size(); ++i) examples.push_back(read_example(list.item(i)));
+    return examples;
+  }
+
+  ExampleSettings read_example(const Cursor& map) {
+    const ShapeListSchema& schema = example_schema();
+    const ShapeSchema& type = *schema.find_shape(selector(map, schema.common_keys.front()));
+    const std::vector<KeySchema> keys = schema.keys_of(type);
+    const MapReader example(map, keys, dimension_source());
+    ExampleSettings settings;
+    settings.type = type.name;
+    if (knows(keys, "angle")) settings.angle = example.real("angle");
+    if (knows(keys, "amplitude")) settings.amplitude = example.real("amplitude");
+    if (knows(keys, "factor")) settings.factor = example.real("factor");
+    if (knows(keys, "start")) settings.start = example.real("start");
+    if (knows(keys, "direction")) settings.direction = example.axis("direction");
+    if (knows(keys, "path")) settings.path = existing_file(example.cursor("path"));
     return settings;
   }
 
@@ -325,6 +381,18 @@ class SceneReader {
     settings.cg_tol = sph.real("cg_tol");
     settings.cg_max = sph.integer("cg_max");
     settings.project_spd = sph.boolean("project_spd");
+    return settings;
+  }
+
+  ShapeMatchingSettings read_shape_matching(const Cursor& map) {
+    const MapReader sm = section(map, "shape_matching");
+    ShapeMatchingSettings settings;
+    settings.alpha = sm.real("alpha");
+    settings.beta = sm.real("beta");
+    settings.damping = sm.real("damping");
+    settings.rotation = sm.text("rotation");
+    settings.descriptor = sm.text("descriptor");
+    settings.max_ring = sm.integer("max_ring");
     return settings;
   }
 

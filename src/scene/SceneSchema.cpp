@@ -208,6 +208,40 @@ std::vector<KeySchema> slave_sph_keys() {
   };
 }
 
+std::vector<KeySchema> shape_matching_keys() {
+  return {
+      KeySchema::real("alpha", "stiffness: the fraction of the way to the goal positions per step (Eq. 4)")
+          .defaults_to("0.5")
+          .above(0)
+          .at_most(1),
+      KeySchema::real("beta",
+                      "example strength: the example weights are scaled by beta and the rest goes to the "
+                      "rest shape each step (section 4.3); 0 is plain shape matching")
+          .defaults_to("0.995")
+          .at_least(0)
+          .below(1),
+      KeySchema::real("damping",
+                      "velocity damping k_d per step, v <- (1 - k_d) v (not in the paper, spec A7)")
+          .defaults_to("0")
+          .at_least(0)
+          .below(1),
+      KeySchema::choice("rotation", {"A", "Apq"},
+                        "matrix whose polar decomposition gives R_r and S_r: A (A_r = A_pq A_qq^-1, the "
+                        "paper) or Apq (Mueller et al. 2005)")
+          .defaults_to("A"),
+      KeySchema::choice("descriptor", {"plain", "frobenius"},
+                        "6-vector of a stretch in the least-squares projection (Eq. 6): plain entries, or "
+                        "off-diagonals scaled by sqrt(2) so that its norm is the Frobenius norm (spec A4)")
+          .defaults_to("plain"),
+      KeySchema::integer("max_ring",
+                         "largest region a mesh may have (a vertex and its neighbours along tet edges); "
+                         "each particle stores this many ids")
+          .defaults_to("32")
+          .at_least(5)
+          .at_most(256),
+  };
+}
+
 std::vector<SectionSchema> make_section_schemas() {
   return {
       {"time", "Time stepping. At least one of dt and cfl is required.", time_keys()},
@@ -225,6 +259,12 @@ std::vector<SectionSchema> make_section_schemas() {
        "The slave-particle SPH method (spec 000). Master spacing d = grid.dx / particles_per_cell, h = d; "
        "the KSP of the slave velocity solve reads implicit.petsc_options.",
        slave_sph_keys()},
+      {"shape_matching",
+       "Example-based shape matching (spec 001). Bodies are tetrahedral meshes: a box is a lattice of "
+       "spacing grid.dx / particles_per_cell cut into 6 tets per cube, a cylinder is meshed by Gmsh with "
+       "that edge length, a file body reads a Gmsh mesh. grid.dx must exceed every edge (the particle "
+       "halo is one cell). Materials give the density only.",
+       shape_matching_keys()},
   };
 }
 
@@ -275,6 +315,49 @@ std::vector<ShapeSchema> body_shapes() {
   };
 }
 
+KeySchema start_key() {
+  return KeySchema::real("start",
+                         "where the deformed part begins along the axis, as a fraction of the length")
+      .defaults_to("0.5")
+      .at_least(0)
+      .below(1);
+}
+
+std::vector<ShapeSchema> example_types() {
+  return {
+      {"twist",
+       "rotation of every cross-section about the long axis by angle (s / l - 1/2)",
+       {KeySchema::real("angle", "end-to-end twist").measured_in("degrees").mandatory()}},
+      {"bend",
+       "S shape: the centre line moves to amplitude sin(2 pi s / l) along direction, each cross-section "
+       "turning to stay perpendicular to it",
+       {KeySchema::real("amplitude", "amplitude of the centre line").measured_in("m").mandatory(),
+        KeySchema::axis("direction", "axis the centre line moves along").defaults_to("z")}},
+      {"squash",
+       "the part beyond start is compressed along the long axis by factor and widened to keep its volume "
+       "(a crumpled nose)",
+       {KeySchema::real("factor", "length ratio of the compressed part").mandatory().above(0).at_most(4),
+        start_key()}},
+      {"shear",
+       "the part beyond start is sheared: it moves along direction by tan(angle) times its distance "
+       "from start",
+       {KeySchema::real("angle", "shear angle").measured_in("degrees").mandatory().above(-80).below(80),
+        KeySchema::axis("direction", "axis the sheared part moves along").defaults_to("y"), start_key()}},
+      {"file",
+       "a mesh file with the body's vertices in the same order",
+       {KeySchema::text("path", "Gmsh mesh file, relative to the scene file").mandatory()}},
+  };
+}
+
+ShapeListSchema make_example_schema() {
+  std::vector<ShapeSchema> types = example_types();
+  return {"examples",
+          "Deformed copies of a shape-matching body (spec 001 section 7.4), under a body's `examples`. "
+          "The generators act along the longest axis s in [0, l] of the body's rest bounding box.",
+          {KeySchema::choice("type", shape_names(types), "how the example is made").mandatory()},
+          types};
+}
+
 ShapeListSchema make_body_schema() {
   std::vector<ShapeSchema> shapes = body_shapes();
   return {
@@ -285,7 +368,28 @@ ShapeListSchema make_body_schema() {
        KeySchema::integer("particles_per_cell", "particles per cell along each axis (2: 8 per cell in 3D)")
            .defaults_to("2")
            .at_least(1),
-       velocity_key("initial velocity")},
+       velocity_key("initial velocity"),
+       KeySchema::list("examples", "shape_matching: example shapes, see [examples](#examples)")
+           .defaults_to("[]"),
+       KeySchema::choice("groups", {"global", "per_region", "slabs"},
+                         "shape_matching: regions projected together onto the examples (section 4.4): the "
+                         "whole body, each region alone, or group_slabs slabs along group_axis")
+           .defaults_to("global"),
+       KeySchema::integer("group_slabs", "shape_matching: number of equal slabs (groups: slabs)")
+           .defaults_to("2")
+           .at_least(1)
+           .at_most(1024),
+       KeySchema::axis("group_axis", "shape_matching: axis the slabs are stacked along").defaults_to("x"),
+       KeySchema::vector("fixed_min", "shape_matching: lowest corner of the box of held vertices")
+           .measured_in("m")
+           .when_unset("no vertex is held"),
+       KeySchema::vector("fixed_max", "shape_matching: highest corner of the box of held vertices")
+           .measured_in("m")
+           .when_unset("no vertex is held"),
+       KeySchema::integer("initial_example",
+                          "shape_matching: the body starts in this example's shape (0: rest)")
+           .defaults_to("0")
+           .at_least(0)},
       shapes};
 }
 
@@ -342,6 +446,9 @@ std::vector<KeySchema> make_top_level_keys() {
       KeySchema::section("catalyst", "in-situ visualisation, see [catalyst](#catalyst)").defaults_to("{}"),
       KeySchema::section("implicit", "implicit solver, see [implicit](#implicit)").defaults_to("{}"),
       KeySchema::section("slave_sph", "slave-particle SPH, see [slave_sph](#slave_sph)").defaults_to("{}"),
+      KeySchema::section("shape_matching",
+                         "example-based shape matching, see [shape_matching](#shape_matching)")
+          .defaults_to("{}"),
   };
 }
 
@@ -382,6 +489,11 @@ const ShapeListSchema& body_schema() {
   return schema;
 }
 
+const ShapeListSchema& example_schema() {
+  static const ShapeListSchema schema = make_example_schema();
+  return schema;
+}
+
 const ShapeListSchema& collider_schema() {
   static const ShapeListSchema schema = make_collider_schema();
   return schema;
@@ -398,8 +510,9 @@ std::string materials_description() {
 }
 
 const std::vector<std::string>& output_field_names() {
-  static const std::vector<std::string> names = {"velocity", "stress", "J",  "Jp",   "material", "mass",
-                                                 "volume",   "rank",   "id", "kind", "body",     "F"};
+  static const std::vector<std::string> names = {"velocity", "stress", "J",     "Jp",     "material", "mass",
+                                                 "volume",   "rank",   "id",    "kind",   "body",     "F",
+                                                 "rest",     "fixed",  "group", "weights"};
   return names;
 }
 

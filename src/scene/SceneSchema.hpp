@@ -38,6 +38,7 @@ const std::vector<SectionSchema>& section_schemas();
 const SectionSchema& section_schema(const std::string& name);
 const ShapeListSchema& body_schema();
 const ShapeListSchema& collider_schema();
+const ShapeListSchema& example_schema();  // a shape-matching body's `examples` (`type` selects)
 
 // materials.<name>.model; its choices are the registered material models.
 KeySchema material_model_key();

@@ -1,0 +1,254 @@
+#include "methods/shape_matching/ShapeMatching.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/Mpi.hpp"
+#include "core/ReproducibleSum.hpp"
+#include "methods/shape_matching/ExampleProjection.hpp"
+#include "methods/shape_matching/RegionPolar.hpp"
+
+namespace nendo {
+namespace {
+
+using shape_matching::Mat3;
+using RowMat3 = Eigen::Matrix<Real, 3, 3, Eigen::RowMajor>;
+
+enum Stage { kHalo, kFit, kProject, kExchange, kIntegrate, kMigrate };
+
+}  // namespace
+
+ShapeMatching::ShapeMatching(const Scene& scene)
+    : settings_(scene.shape_matching),
+      bodies_(scene.bodies),
+      gravity_(scene.gravity),
+      spacing_(scene.grid.dx / scene.bodies.front().particles_per_cell),
+      colliders_(scene.colliders, 3),
+      clock_({"halo", "fit", "projection", "exchange", "integrate", "migrate"}) {
+  for (const auto& [name, material] : scene.materials) densities_.push_back(material.params.at("density"));
+  for (const BodySettings& body : bodies_) n_max_ = std::max(n_max_, static_cast<int>(body.examples.size()));
+  if (n_max_ > 63) throw Error(scene.source_path + ": shape_matching takes at most 63 examples per body");
+  components_ = 6 * std::max(1, n_max_);
+  count_groups(scene);
+}
+
+void ShapeMatching::count_groups(const Scene& scene) {
+  for (const BodySettings& body : scene.bodies) {
+    if (body.groups == "per_region") {
+      group_base_.push_back(-1);
+      continue;
+    }
+    group_base_.push_back(groups_);
+    groups_ += body.groups == "slabs" ? body.group_slabs : 1;
+  }
+}
+
+void ShapeMatching::register_fields(ParticleSet& particles) const {
+  particles.add_field("mass", FieldType::Real, 1);
+  particles.add_field("material", FieldType::Int32, 1);
+  particles.add_field("body", FieldType::Int32, 1);
+  particles.add_field("rest", FieldType::Real, 3);                     // x_i^0
+  particles.add_field("mass_share", FieldType::Real, 1);               // m̃_i = m_i / |ℜ_i|
+  particles.add_field("fixed", FieldType::Int32, 1);                   // held in place (spec A10)
+  particles.add_field("group", FieldType::Int32, 1);                   // −1: the region is its own group
+  particles.add_field("rest_centroid", FieldType::Real, 3);            // c_r^0 of the region centred here
+  particles.add_field("aqq_inv", FieldType::Real, 9);                  // (Σ m̃ q q^T)^-1, row-major
+  particles.add_field("ring", FieldType::UInt64, settings_.max_ring);  // N_r in id order, kNone after
+  // vec6(S_r^k − I) of each example, and the region's n × 6 block of the projection P_G (Eq. 7).
+  particles.add_field("example_stretch", FieldType::Real, components_);
+  particles.add_field("projection", FieldType::Real, components_);
+  particles.add_field("weights", FieldType::Real, std::max(1, n_max_) + 1);  // W' of the last step
+}
+
+void ShapeMatching::initialize(Space& /*space*/) {}
+void ShapeMatching::restore(Space& /*space*/, const StateRecord& /*state*/) {}
+
+GlobalDiagnostics ShapeMatching::diagnostics(const Space& space) const { return particle_diagnostics(space); }
+
+void ShapeMatching::advance(Space& space, Real t, Real dt) {
+  clock_.time(kHalo, [&] {
+    gather_local(space);
+    build_rings(space);
+  });
+  clock_.time(kFit, [&] { fit_regions(space); });
+  clock_.time(kProject, [&] { project(space); });
+  clock_.time(kExchange,
+              [&] { space.halo().update_values(frames_.data(), kFrame, frames_.data() + kFrame * n_own_); });
+  clock_.time(kIntegrate, [&] { integrate(space, t, dt); });
+  clock_.time(kMigrate, [&] { space.migrate(); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The combined view: owned particles [0, n_own), then the halo copies.
+
+void ShapeMatching::gather_local(Space& space) {
+  const ParticleSet& own = space.particles();
+  const ParticleSet& halo = space.halo().particles();
+  n_own_ = own.size();
+  n_ = n_own_ + halo.size();
+  ids_.resize(n_), x_.resize(3 * n_), rest_.resize(3 * n_), centroid0_.resize(3 * n_), share_.resize(n_);
+  auto copy = [&](const ParticleSet& ps, std::size_t at) {
+    const std::size_t n = ps.size();
+    std::copy_n(ps.ids(), n, ids_.begin() + at);
+    std::copy_n(ps.positions(), 3 * n, x_.begin() + 3 * at);
+    std::copy_n(ps.real("rest"), 3 * n, rest_.begin() + 3 * at);
+    std::copy_n(ps.real("rest_centroid"), 3 * n, centroid0_.begin() + 3 * at);
+    std::copy_n(ps.real("mass_share"), n, share_.begin() + at);
+  };
+  copy(own, 0);
+  copy(halo, n_own_);
+  frames_.resize(kFrame * n_);
+}
+
+// Members of each owned region as combined indices, in the ring's id order. Particles keep their
+// order from step to step unless they changed blocks, so this is usually skipped. A member that is
+// neither owned nor in the halo means an edge grew longer than the halo reach: every rank stops.
+void ShapeMatching::build_rings(const Space& space) {
+  int missing = 0;
+  if (ids_ != ring_built_for_) {
+    index_.build(ids_.data(), n_);
+    const ParticleId* ring = space.particles().uint64("ring");
+    const int capacity = settings_.max_ring;
+    ring_offset_.assign(1, 0);
+    ring_member_.clear();
+    for (std::size_t r = 0; r < n_own_; ++r) {
+      for (int k = 0; k < capacity && ring[capacity * r + k] != kNone; ++k) {
+        const std::uint32_t c = index_.find(ring[capacity * r + k]);
+        if (c == IdIndex::kAbsent)
+          ++missing;
+        else
+          ring_member_.push_back(c);
+      }
+      ring_offset_.push_back(static_cast<std::uint32_t>(ring_member_.size()));
+    }
+    ring_built_for_ = ids_;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &missing, 1, MPI_INT, MPI_SUM, space.comm());
+  if (missing > 0)
+    throw Error("shape_matching: " + std::to_string(missing) +
+                " region members are farther than one cell (grid.dx) from their region's centre: a mesh "
+                "edge stretched beyond the particle halo; raise grid.dx");
+}
+
+// Eq. (1) and the polar decomposition A_r = R_r S_r (spec §6 lines 1-6).
+void ShapeMatching::fit_regions(const Space& space) {
+  const Real* aqq_inv = space.particles().real("aqq_inv");
+  rotation_.resize(9 * n_own_), descriptor_.resize(6 * n_own_);
+  for (std::size_t r = 0; r < n_own_; ++r) {
+    const std::uint32_t* member = &ring_member_[ring_offset_[r]];
+    const std::size_t count = ring_offset_[r + 1] - ring_offset_[r];
+    Real mass = 0, c[3] = {0, 0, 0};
+    for (std::size_t k = 0; k < count; ++k) {
+      const std::uint32_t j = member[k];
+      mass += share_[j];
+      for (int a = 0; a < 3; ++a) c[a] += share_[j] * x_[3 * j + a];
+    }
+    for (int a = 0; a < 3; ++a) c[a] /= mass;
+    const Real* c0 = &centroid0_[3 * r];
+    Mat3 apq = Mat3::Zero();
+    for (std::size_t k = 0; k < count; ++k) {
+      const std::uint32_t j = member[k];
+      const Real p[3] = {x_[3 * j] - c[0], x_[3 * j + 1] - c[1], x_[3 * j + 2] - c[2]};
+      const Real q[3] = {rest_[3 * j] - c0[0], rest_[3 * j + 1] - c0[1], rest_[3 * j + 2] - c0[2]};
+      for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) apq(a, b) += share_[j] * p[a] * q[b];
+    }
+    const Mat3 A = apq * Eigen::Map<const RowMat3>(aqq_inv + 9 * r);
+    const shape_matching::Polar polar = shape_matching::region_polar(A, apq, settings_.rotation == "Apq");
+    Eigen::Map<RowMat3>{&rotation_[9 * r]} = polar.R;
+    shape_matching::vec6(polar.S - Mat3::Identity(), &descriptor_[6 * r]);
+    std::copy_n(c, 3, &frames_[kFrame * r + 9]);
+  }
+}
+
+// Eq. (7) per group, the weight rules of §4.3, S̃_r and T_r = R_r S̃_r (spec §6 lines 7-14).
+void ShapeMatching::project(Space& space) {
+  ParticleSet& ps = space.particles();
+  const std::int32_t* group = ps.int32("group");
+  const std::int32_t* body = ps.int32("body");
+  const Real* projection = ps.real("projection");
+  const Real* stretch = ps.real("example_stretch");
+  Real* weights = ps.real("weights");
+  const int wc = ps.field("weights").components();
+  auto least_squares = [&](std::size_t r, int n, Real* w) {  // P_r d_r
+    for (int k = 0; k < n; ++k) {
+      w[k] = 0;
+      for (int c = 0; c < 6; ++c) w[k] += projection[components_ * r + 6 * k + c] * descriptor_[6 * r + c];
+    }
+  };
+  std::vector<double> group_w;
+  if (groups_ > 0) {
+    terms_.resize(static_cast<std::size_t>(groups_) * n_max_);
+    for (auto& column : terms_) column.clear();
+    Real w[64];
+    for (std::size_t r = 0; r < n_own_; ++r) {
+      if (group[r] < 0) continue;
+      const int n = static_cast<int>(bodies_[body[r]].examples.size());
+      least_squares(r, n, w);
+      for (int k = 0; k < n; ++k) terms_[group[r] * n_max_ + k].push_back(w[k]);
+    }
+    group_w = reproducible_sums(space.comm(), terms_);
+  }
+  for (std::size_t r = 0; r < n_own_; ++r) {
+    const int n = static_cast<int>(bodies_[body[r]].examples.size());
+    Real w[64], W[65];
+    if (group[r] >= 0)
+      std::copy_n(&group_w[group[r] * n_max_], n, w);
+    else
+      least_squares(r, n, w);
+    shape_matching::example_weights(w, n, settings_.beta, W);
+    std::fill_n(weights + wc * r, wc, 0.0);
+    std::copy_n(W, n + 1, weights + wc * r);
+    const Mat3 T = Eigen::Map<const RowMat3>(&rotation_[9 * r]) *
+                   shape_matching::stretch_from(W + 1, stretch + components_ * r, n);
+    Eigen::Map<RowMat3>{&frames_[kFrame * r]} = T;
+  }
+}
+
+// The averaged goal (Eq. 3), Eqs. (4)-(5) and the collisions (spec §6 lines 15-22).
+void ShapeMatching::integrate(Space& space, Real t, Real dt) {
+  ParticleSet& ps = space.particles();
+  Real* x = ps.positions();
+  Real* v = ps.real("velocity");
+  const std::int32_t* fixed = ps.int32("fixed");
+  const Real alpha = settings_.alpha, keep = 1 - settings_.damping;
+  for (std::size_t i = 0; i < n_own_; ++i) {
+    if (fixed[i]) {
+      std::fill_n(v + 3 * i, 3, 0.0);
+      continue;
+    }
+    Real g[3] = {0, 0, 0};
+    const std::size_t begin = ring_offset_[i], end = ring_offset_[i + 1];
+    for (std::size_t k = begin; k < end; ++k) {
+      const std::uint32_t r = ring_member_[k];
+      const Real* T = &frames_[kFrame * r];
+      const Real q[3] = {rest_[3 * i] - centroid0_[3 * r], rest_[3 * i + 1] - centroid0_[3 * r + 1],
+                         rest_[3 * i + 2] - centroid0_[3 * r + 2]};
+      for (int a = 0; a < 3; ++a)
+        g[a] += T[3 * a] * q[0] + T[3 * a + 1] * q[1] + T[3 * a + 2] * q[2] + T[9 + a];
+    }
+    const Real inv = Real(1) / static_cast<Real>(end - begin);
+    for (int a = 0; a < 3; ++a) {
+      Real& va = v[3 * i + a];
+      va = keep * (va + alpha * (g[a] * inv - x[3 * i + a]) / dt + dt * gravity_[a]);
+      x[3 * i + a] += dt * va;
+    }
+    collide(x + 3 * i, v + 3 * i, t + dt);
+  }
+}
+
+// Spec §9 A8: out of every collider, the velocity by the collider's boundary rule (separate with
+// Coulomb friction is the spec's default).
+void ShapeMatching::collide(Real* x, Real* v, Real t) const {
+  for (std::size_t o = 0; o < colliders_.size(); ++o) {
+    const Collider& collider = colliders_[o];
+    const Real phi = collider.phi<3>(x, t);
+    if (phi > 0) continue;
+    Real n[3];
+    collider.normal<3>(x, t, n);
+    collider.project<3>(x, v, t);
+    for (int a = 0; a < 3; ++a) x[a] -= phi * n[a];
+  }
+}
+
+}  // namespace nendo
