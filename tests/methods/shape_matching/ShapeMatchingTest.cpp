@@ -1,0 +1,383 @@
+// Example-based shape matching (spec 001) on 1-4 ranks: the weight rules (§8 test 4), the polar
+// decomposition, the meshes, rest and rigid invariance (test 1), example descriptors (test 2), the
+// projection (test 3), β = 0 and no examples being classic shape matching (test 5) and agreeing with
+// a direct implementation of Müller et al. 2005, and bitwise identical results on any rank count
+// (each run compared with the same run by one rank alone).
+#include <gtest/gtest.h>
+
+#include <Eigen/SVD>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "ShapeMatchingHarness.hpp"
+#include "bodies/TetMesher.hpp"
+#include "io/GmshMesh.hpp"
+#include "methods/shape_matching/ExampleProjection.hpp"
+#include "methods/shape_matching/ExampleShapes.hpp"
+#include "methods/shape_matching/RegionPolar.hpp"
+#include "support/FreshDirectory.hpp"
+
+namespace nendo {
+namespace {
+
+using shape_matching::Mat3;
+using testing::bar_scene;
+using testing::SmRun;
+using testing::SmVertex;
+
+// ---------------------------------------------------------------------------------------------
+// Weight rules (§4.3, §8 test 4).
+
+TEST(ShapeMatchingWeights, SpecUnitCases) {
+  Real a[3] = {1.2, -0.5, 0.3};
+  shape_matching::remove_negative_weights(a, 3);
+  EXPECT_NEAR(a[0], 0.95, 1e-15);
+  EXPECT_EQ(a[1], 0.0);
+  EXPECT_NEAR(a[2], 0.05, 1e-15);
+  Real b[3] = {1.5, -0.3, -0.2};
+  shape_matching::remove_negative_weights(b, 3);
+  EXPECT_NEAR(b[0], 1.0, 1e-15);
+  EXPECT_EQ(b[1], 0.0);
+  EXPECT_NEAR(b[2], 0.0, 1e-15);
+}
+
+// The paper's literal rule: the smallest negative weight becomes 0 and its magnitude divided by n
+// is taken from all the other weights; repeated until none is negative (converges geometrically).
+void literal_rule(std::vector<Real>& w) {
+  const int n = static_cast<int>(w.size()) - 1;
+  for (int it = 0; it < 100000; ++it) {
+    const auto j = std::min_element(w.begin(), w.end()) - w.begin();
+    if (w[j] >= -1e-300) break;
+    const Real a = -w[j];
+    for (auto& x : w) x -= a / n;
+    w[j] = 0;
+  }
+  for (auto& x : w) x = std::max<Real>(x, 0);
+}
+
+TEST(ShapeMatchingWeights, ActiveSetMatchesTheLimitOfTheLiteralRule) {
+  std::mt19937_64 random(7);
+  std::uniform_real_distribution<Real> u(-1, 2);
+  for (int trial = 0; trial < 5000; ++trial) {
+    const int n = 1 + trial % 5;
+    std::vector<Real> w(n + 1);
+    Real sum = 0;
+    for (int k = 1; k <= n; ++k) w[k] = u(random), sum += w[k];
+    w[0] = 1 - sum;
+    std::vector<Real> literal = w, active = w;
+    literal_rule(literal);
+    shape_matching::remove_negative_weights(active.data(), n + 1);
+    Real total = 0;
+    for (int k = 0; k <= n; ++k) {
+      EXPECT_GE(active[k], 0.0);
+      EXPECT_NEAR(active[k], literal[k], 1e-12) << "trial " << trial << " k " << k;
+      total += active[k];
+    }
+    EXPECT_NEAR(total, 1.0, 1e-13);
+  }
+}
+
+TEST(ShapeMatchingWeights, BlendTowardRestKeepsTheSum) {
+  const Real w[2] = {0.7, 0.5};  // least-squares weights of two examples
+  Real W[3];
+  shape_matching::example_weights(w, 2, 0.9, W);  // W = (-0.2, 0.7, 0.5) -> (0, 0.6, 0.4)
+  EXPECT_NEAR(W[0], 0.1 * 1.0, 1e-15);
+  EXPECT_NEAR(W[1], 0.9 * 0.6, 1e-15);
+  EXPECT_NEAR(W[2], 0.9 * 0.4, 1e-15);
+  EXPECT_NEAR(W[0] + W[1] + W[2], 1.0, 1e-15);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Polar decomposition and meshes.
+
+TEST(ShapeMatchingPolar, RotationTimesStretchIsTheMatrix) {
+  std::mt19937_64 random(3);
+  std::uniform_real_distribution<Real> u(-1, 1);
+  for (int trial = 0; trial < 2000; ++trial) {
+    Mat3 A = Mat3::Identity();
+    for (int i = 0; i < 9; ++i) A.data()[i] += 0.6 * u(random);
+    if (trial % 7 == 0) A.col(0) *= -1;  // inverted: the SVD route
+    const shape_matching::Polar p = shape_matching::polar(A);
+    EXPECT_LT((p.R * p.S - A).norm(), 1e-12 * A.norm());
+    EXPECT_LT((p.R.transpose() * p.R - Mat3::Identity()).norm(), 1e-12);
+    EXPECT_NEAR(p.R.determinant(), 1.0, 1e-12);
+    EXPECT_LT((p.S - p.S.transpose()).norm(), 1e-12 * A.norm());
+  }
+}
+
+TEST(ShapeMatchingMesh, KuhnBoxHasTheSpecCountsAndVolume) {
+  const TetMesh mesh = box_tet_mesh({0, 0, 0}, {0.96, 0.24, 0.24}, 0.04);  // the spec's bar, §7.4
+  EXPECT_EQ(mesh.vertex_count(), 1225u);
+  EXPECT_EQ(mesh.tet_count(), 5184u);
+  Real volume = 0;
+  for (std::size_t t = 0; t < mesh.tet_count(); ++t) {
+    EXPECT_GT(mesh.volume(t), 0);
+    volume += mesh.volume(t);
+  }
+  EXPECT_NEAR(volume, 0.96 * 0.24 * 0.24, 1e-12);
+  // Interior 1-ring size 15 (§7.4): count the distinct neighbours of a middle vertex.
+  const int centre = (3 * 7 + 3) * 25 + 12;
+  std::vector<int> ring = {centre};
+  for (std::size_t k = 0; k < mesh.tets.size(); k += 4)
+    for (int a = 0; a < 4; ++a)
+      if (mesh.tets[k + a] == centre)
+        for (int b = 0; b < 4; ++b) ring.push_back(mesh.tets[k + b]);
+  std::sort(ring.begin(), ring.end());
+  EXPECT_EQ(std::unique(ring.begin(), ring.end()) - ring.begin(), 15);
+}
+
+TEST(ShapeMatchingMesh, GmshRoundTripAndCylinder) {
+  const std::string dir = fresh_directory("methods/shape_matching", "gmsh");
+  if (mpi::rank(MPI_COMM_WORLD) != 0) return;
+  const TetMesh box = box_tet_mesh({0, 0, 0}, {0.2, 0.1, 0.1}, 0.05);
+  write_gmsh_tet_mesh(box, dir + "/box.msh");
+  const TetMesh read = read_gmsh_tet_mesh(dir + "/box.msh");
+  ASSERT_EQ(read.vertices.size(), box.vertices.size());
+  for (std::size_t k = 0; k < box.vertices.size(); ++k) EXPECT_NEAR(read.vertices[k], box.vertices[k], 1e-15);
+  EXPECT_EQ(read.tets, box.tets);
+  const TetMesh cylinder = gmsh_cylinder({0, 0, 0}, 0, 0.15, 1.0, 0.05);
+  Real volume = 0;
+  for (std::size_t t = 0; t < cylinder.tet_count(); ++t) volume += cylinder.volume(t);
+  EXPECT_NEAR(volume, M_PI * 0.15 * 0.15, 0.02 * M_PI * 0.15 * 0.15);  // polygonal surface
+  EXPECT_GT(cylinder.vertex_count(), 500u);
+  EXPECT_THROW(read_gmsh_tet_mesh(dir + "/missing.msh"), Error);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The method.
+
+Real max_speed(const std::vector<SmVertex>& vs) {
+  Real m = 0;
+  for (const SmVertex& v : vs)
+    m = std::max(m, std::sqrt(v.v[0] * v.v[0] + v.v[1] * v.v[1] + v.v[2] * v.v[2]));
+  return m;
+}
+
+// §8 test 1: at rest and after a rigid motion, the goals are the positions: nothing moves.
+TEST(ShapeMatching, RestAndRigidMotionsStayAtRest) {
+  SmRun run(MPI_COMM_WORLD, bar_scene("examples: [{type: twist, angle: 90}]"));
+  run.step();
+  std::vector<SmVertex> vs = run.gather();
+  ASSERT_EQ(vs.size(), 13u * 4 * 4);
+  EXPECT_LT(max_speed(vs), 1e-10);
+  for (const SmVertex& v : vs) {
+    EXPECT_NEAR(v.weights[0], 1.0, 1e-12);
+    EXPECT_NEAR(v.weights[1], 0.0, 1e-12);
+  }
+  // A rigid motion Q x + t of the whole bar.
+  const Mat3 Q = Eigen::AngleAxisd(0.7, Eigen::Vector3d(1, 2, 3).normalized()).toRotationMatrix();
+  ParticleSet& ps = run.space->particles();
+  for (std::size_t p = 0; p < ps.size(); ++p) {
+    const Eigen::Vector3d x =
+        Q * Eigen::Map<Eigen::Vector3d>(ps.positions() + 3 * p) + Eigen::Vector3d(0.3, 1, -2);
+    std::copy_n(x.data(), 3, ps.positions() + 3 * p);
+  }
+  run.space->migrate();
+  run.step();
+  vs = run.gather();
+  EXPECT_LT(max_speed(vs), 1e-10);
+  for (const SmVertex& v : vs) EXPECT_NEAR(v.weights[1], 0.0, 1e-12);
+}
+
+// §8 test 3: at x = x^1 the projection finds the example: W' = (1 − β, β).
+TEST(ShapeMatching, ProjectionOfAnExampleIsExact) {
+  for (const char* groups : {"global", "per_region", "slabs"}) {
+    SmRun run(MPI_COMM_WORLD,
+              bar_scene(std::string("examples: [{type: twist, angle: 90}], initial_example: 1, groups: ") +
+                        groups));
+    run.step();
+    for (const SmVertex& v : run.gather()) {
+      ASSERT_NEAR(v.weights[1], 0.995, 1e-9) << groups << " vertex " << v.id;
+      ASSERT_NEAR(v.weights[0], 0.005, 1e-9) << groups << " vertex " << v.id;
+    }
+  }
+}
+
+// §8 test 3, n = 2: a descriptor 0.3 S^1 + 0.2 S^2 + 0.5 S^0 projects to w = (0.3, 0.2).
+TEST(ShapeMatching, TwoExamplesProjectLinearly) {
+  for (const char* descriptor : {"plain", "frobenius"}) {
+    SmRun run(MPI_COMM_WORLD, bar_scene("examples: [{type: twist, angle: 90}, {type: bend, amplitude: 0.1}]",
+                                        std::string("shape_matching: {descriptor: ") + descriptor + "}\n"));
+    Real w[2] = {0, 0};
+    for (const SmVertex& v : run.gather())
+      for (int k = 0; k < 2; ++k)
+        for (int c = 0; c < 6; ++c)
+          w[k] += v.projection[6 * k + c] * (0.3 * v.stretch[c] + 0.2 * v.stretch[6 + c]);
+    EXPECT_NEAR(w[0], 0.3, 1e-9) << descriptor;
+    EXPECT_NEAR(w[1], 0.2, 1e-9) << descriptor;
+  }
+}
+
+// §8 test 2: an affine example x^k = G x^0 has S_r^k = sqrt(G^T G) in every region (files read by Gmsh).
+TEST(ShapeMatching, AffineExampleHasTheRightStretchInEveryRegion) {
+  const std::string dir = fresh_directory("methods/shape_matching", "affine");
+  Mat3 G;
+  G << 1.2, 0.1, 0, 0, 0.9, 0.05, 0.02, 0, 1.1;
+  if (mpi::rank(MPI_COMM_WORLD) == 0) {
+    TetMesh rest = box_tet_mesh({0, 0, 0}, {0.4, 0.12, 0.12}, 0.04);
+    write_gmsh_tet_mesh(rest, dir + "/rest.msh");
+    for (std::size_t v = 0; v < rest.vertex_count(); ++v) {
+      const Eigen::Vector3d x = G * Eigen::Map<const Eigen::Vector3d>(rest.vertex(v));
+      std::copy_n(x.data(), 3, &rest.vertices[3 * v]);
+    }
+    write_gmsh_tet_mesh(rest, dir + "/affine.msh");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  std::string scene = bar_scene("");
+  const std::string body =
+      "{shape: box, min: [0, 0, 0], max: [0.48, 0.12, 0.12], particles_per_cell: 3, material: rubber}";
+  scene.replace(scene.find("{shape: box"),
+                scene.find("}\n", scene.find("{shape: box")) + 1 - scene.find("{shape: box"),
+                "{shape: file, path: " + dir +
+                    "/rest.msh, particles_per_cell: 3, material: rubber, examples: [{type: "
+                    "file, path: " +
+                    dir + "/affine.msh}]}");
+  SmRun run(MPI_COMM_WORLD, scene);
+  Eigen::SelfAdjointEigenSolver<Mat3> eigen(G.transpose() * G);
+  const Mat3 U = eigen.operatorSqrt();
+  Real expected[6];
+  shape_matching::vec6(U - Mat3::Identity(), expected);
+  const std::vector<SmVertex> vs = run.gather();
+  ASSERT_EQ(vs.size(), 11u * 4 * 4);
+  for (const SmVertex& v : vs)
+    for (int c = 0; c < 6; ++c)
+      ASSERT_NEAR(v.stretch[c], expected[c], 1e-10) << "vertex " << v.id << " entry " << c;
+}
+
+// §8 test 5: with β = 0 the examples have no effect: bitwise the run without examples.
+TEST(ShapeMatching, BetaZeroIsShapeMatchingWithoutExamples) {
+  const std::string floor =
+      "colliders: [{shape: plane, point: [0, -0.1, 0], normal: [0.2, 1, 0], friction: 0.5}]\n";
+  SmRun with(MPI_COMM_WORLD,
+             bar_scene("examples: [{type: twist, angle: 90}], velocity: [0.5, -1, 0]",
+                       floor + "shape_matching: {beta: 0}\n"),
+             {"gravity=[0, -9.8, 0]"});
+  SmRun without(MPI_COMM_WORLD, bar_scene("velocity: [0.5, -1, 0]", floor), {"gravity=[0, -9.8, 0]"});
+  with.steps(40);
+  without.steps(40);
+  const std::vector<SmVertex> a = with.gather(), b = without.gather();
+  ASSERT_EQ(a.size(), b.size());
+  Real moved = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(std::memcmp(a[i].x, b[i].x, sizeof a[i].x), 0) << "vertex " << a[i].id;
+    ASSERT_EQ(std::memcmp(a[i].v, b[i].v, sizeof a[i].v), 0) << "vertex " << a[i].id;
+    moved = std::max(moved, std::fabs(a[i].x[1] - a[i].rest[1]));
+  }
+  EXPECT_GT(moved, 0.05);  // it fell onto the inclined floor
+}
+
+// Müller et al. 2005, cluster-based, written out directly: 1-ring clusters with m̃ = m/|N|,
+// R from the polar decomposition of A = A_pq A_qq^-1 (Eigen's SVD), goals averaged, Eqs. (4)-(5).
+std::vector<Real> direct_shape_matching(const TetMesh& mesh, std::vector<Real> x, Real density, Real alpha,
+                                        Real h, const Eigen::Vector3d& gravity, int steps) {
+  const std::size_t n = mesh.vertex_count();
+  std::vector<std::vector<int>> ring(n);
+  std::vector<Real> mass(n, 0);
+  for (std::size_t t = 0; t < mesh.tet_count(); ++t)
+    for (int a = 0; a < 4; ++a) {
+      mass[mesh.tets[4 * t + a]] += density * mesh.volume(t) / 4;
+      for (int b = 0; b < 4; ++b) ring[mesh.tets[4 * t + a]].push_back(mesh.tets[4 * t + b]);
+    }
+  for (auto& r : ring) {
+    std::sort(r.begin(), r.end());
+    r.erase(std::unique(r.begin(), r.end()), r.end());
+  }
+  std::vector<Real> v(3 * n, 0.0);
+  auto at = [](const std::vector<Real>& xs, int i) {
+    return Eigen::Vector3d(xs[3 * i], xs[3 * i + 1], xs[3 * i + 2]);
+  };
+  for (int s = 0; s < steps; ++s) {
+    std::vector<Eigen::Vector3d> goal(n, Eigen::Vector3d::Zero());
+    std::vector<int> count(n, 0);
+    for (std::size_t r = 0; r < n; ++r) {
+      Real M = 0;
+      Eigen::Vector3d c = Eigen::Vector3d::Zero(), c0 = Eigen::Vector3d::Zero();
+      for (int j : ring[r]) {
+        const Real m = mass[j] / ring[j].size();
+        M += m, c += m * at(x, j), c0 += m * at(mesh.vertices, j);
+      }
+      c /= M, c0 /= M;
+      Mat3 apq = Mat3::Zero(), aqq = Mat3::Zero();
+      for (int j : ring[r]) {
+        const Real m = mass[j] / ring[j].size();
+        const Eigen::Vector3d p = at(x, j) - c, q = at(mesh.vertices, j) - c0;
+        apq += m * p * q.transpose(), aqq += m * q * q.transpose();
+      }
+      Eigen::JacobiSVD<Mat3> svd(apq * aqq.inverse(), Eigen::ComputeFullU | Eigen::ComputeFullV);
+      const Mat3 R = svd.matrixU() * svd.matrixV().transpose();
+      for (int j : ring[r]) goal[j] += R * (at(mesh.vertices, j) - c0) + c, ++count[j];
+    }
+    for (std::size_t i = 0; i < n; ++i)
+      for (int a = 0; a < 3; ++a) {
+        v[3 * i + a] += alpha * (goal[i][a] / count[i] - x[3 * i + a]) / h + h * gravity[a];
+        x[3 * i + a] += h * v[3 * i + a];
+      }
+  }
+  return x;
+}
+
+TEST(ShapeMatching, AgreesWithADirectImplementationOfMuller2005) {
+  const std::string body = "examples: [{type: twist, angle: 120}], initial_example: 1";
+  SmRun run(MPI_COMM_WORLD, bar_scene(body, "shape_matching: {beta: 0, alpha: 0.7}\n", 9, 4, 3),
+            {"gravity=[0, -9.8, 0]"});
+  run.steps(30);
+  const TetMesh mesh = box_tet_mesh({0, 0, 0}, {0.32, 0.12, 0.08}, 0.04);
+  ExampleSettings twist;
+  twist.type = "twist", twist.angle = 120;
+  const std::vector<Real> expected = direct_shape_matching(mesh, example_shape(twist, mesh), 1000, 0.7,
+                                                           0.0166666666666667, {0, -9.8, 0}, 30);
+  const std::vector<SmVertex> vs = run.gather();
+  ASSERT_EQ(vs.size(), mesh.vertex_count());
+  Real untwisted = 0;
+  for (std::size_t i = 0; i < vs.size(); ++i)
+    for (int a = 0; a < 3; ++a) {
+      ASSERT_NEAR(vs[i].x[a], expected[3 * i + a], 1e-9) << "vertex " << i;
+      untwisted = std::max(untwisted, std::fabs(expected[3 * i + a] - example_shape(twist, mesh)[3 * i + a]));
+    }
+  EXPECT_GT(untwisted, 0.01);  // the bar did untwist (and fall) in the 30 steps
+}
+
+// Bitwise identical on any rank count: two bodies (a global group with two examples, per-region
+// groups with a held end), colliding with the floor and moving across blocks, compared with the
+// same run on one rank.
+TEST(ShapeMatching, BitwiseIdenticalOnAnyRankCount) {
+  const std::string scene =
+      "nendo: 1\nmethod: shape_matching\ndimension: 3\ngravity: [0, -9.8, 0]\n"
+      "time: {end: 1.0, dt: 0.0166666666666667}\ngrid: {dx: 0.12, block: 3}\n"
+      "materials: {rubber: {model: neo_hookean, E: 1.0e6, nu: 0.3, density: 1000}}\n"
+      "bodies:\n"
+      "  - {shape: box, min: [0.0, 0.1, 0.0], max: [0.48, 0.22, 0.12], particles_per_cell: 3, material: "
+      "rubber,\n"
+      "     velocity: [1.5, 0, 0.5], examples: [{type: twist, angle: 90}, {type: bend, amplitude: 0.05}]}\n"
+      "  - {shape: box, min: [0.7, 0.1, 0.0], max: [0.94, 0.22, 0.12], particles_per_cell: 3, material: "
+      "rubber,\n"
+      "     groups: slabs, group_slabs: 3, examples: [{type: shear, angle: 20}], fixed_min: [0.9, 0, 0], "
+      "fixed_max: "
+      "[1, 1, 1]}\n"
+      "  - {shape: box, min: [0.2, 0.5, 0.3], max: [0.44, 0.62, 0.42], particles_per_cell: 3, material: "
+      "rubber,\n"
+      "     groups: per_region, examples: [{type: squash, factor: 0.6}]}\n"
+      "colliders: [{shape: plane, point: [0, 0, 0], normal: [0, 1, 0], friction: 0.5}]\n";
+  SmRun everyone(MPI_COMM_WORLD, scene);
+  SmRun alone(MPI_COMM_SELF, scene);
+  everyone.steps(50);
+  alone.steps(50);
+  const std::vector<SmVertex> a = everyone.gather(), b = alone.gather();
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].id, b[i].id);
+    ASSERT_EQ(std::memcmp(a[i].x, b[i].x, sizeof a[i].x), 0) << "vertex " << a[i].id;
+    ASSERT_EQ(std::memcmp(a[i].v, b[i].v, sizeof a[i].v), 0) << "vertex " << a[i].id;
+    ASSERT_EQ(std::memcmp(a[i].weights, b[i].weights, sizeof a[i].weights), 0) << "vertex " << a[i].id;
+  }
+}
+
+TEST(ShapeMatching, RefusesAHaloSmallerThanTheEdges) {
+  EXPECT_THROW(
+      SmRun(MPI_COMM_WORLD, bar_scene("", "", 5, 3, 3), {"grid.dx=0.05", "bodies.0.particles_per_cell=1"}),
+      Error);
+}
+
+}  // namespace
+}  // namespace nendo
