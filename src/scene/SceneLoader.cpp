@@ -190,8 +190,9 @@ class SceneReader {
   // (the slaves' lattice and quadrature volume), and a block cell of at least 2h + d/2 with h = d,
   // so that the one-cell particle halo holds every neighbour within 2h after a step's motion.
   void check_slave_sph_spacing(const Cursor& map, const BodySettings& first, const BodySettings& body) {
+    const scene::NestedReaders examples_read_elsewhere = {{"examples", [](const Cursor&) {}}};
     const MapReader reader(map, body_schema().keys_of(*body_schema().find_shape(body.shape)),
-                           dimension_source());
+                           dimension_source(), examples_read_elsewhere);
     if (body.particles_per_cell < 3)
       reader.fail("particles_per_cell",
                   "slave_sph needs at least 3 (the block cell dx must hold the kernel support 2h = 2d "

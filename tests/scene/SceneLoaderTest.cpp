@@ -282,10 +282,10 @@ TEST(SceneLoader, RejectsZAxisIn2D) {
 }
 
 TEST(SceneLoader, ReportsUnknownTopLevelKey) {
-  EXPECT_EQ(
-      error_of(minimal_scene + "solver: pcg\n"),
-      "scene.yaml:11: key 'solver': unknown key (known keys: nendo, method, dimension, gravity, time, "
-      "grid, materials, bodies, colliders, output, checkpoint, balance, catalyst, implicit, slave_sph)");
+  EXPECT_EQ(error_of(minimal_scene + "solver: pcg\n"),
+            "scene.yaml:11: key 'solver': unknown key (known keys: nendo, method, dimension, gravity, time, "
+            "grid, materials, bodies, colliders, output, checkpoint, balance, catalyst, implicit, slave_sph, "
+            "shape_matching)");
 }
 
 TEST(SceneLoader, ReportsUnknownNestedKeyWithTheLikelyName) {
@@ -347,6 +347,32 @@ TEST(SceneLoader, RejectsUnknownMaterialName) {
             "scene.yaml:10: key 'bodies.0.material': unknown material 'jello' (defined: jelly)");
 }
 
+// Shape matching (spec 001): 3D, its body keys only on its bodies, examples checked like any map.
+TEST(SceneLoader, ChecksShapeMatchingBodies) {
+  const std::string sm = replaced(minimal_scene, "method: mpm", "method: shape_matching");
+  EXPECT_EQ(error_of(sm), "no error");
+  const std::string twist =
+      replaced(sm, "material: jelly}", "material: jelly, examples: [{type: twist, angle: 90}]}");
+  const Scene scene = parse_scene(twist, "scene.yaml");
+  ASSERT_EQ(scene.bodies[0].examples.size(), 1u);
+  EXPECT_EQ(scene.bodies[0].examples[0].type, "twist");
+  EXPECT_EQ(scene.bodies[0].examples[0].angle, 90);
+  EXPECT_EQ(scene.bodies[0].groups, "global");
+  EXPECT_EQ(scene.shape_matching.beta, 0.995);
+  EXPECT_EQ(error_of(replaced(twist, "angle: 90", "amplitude: 90")),
+            "scene.yaml:10: key 'bodies.0.examples.0.amplitude': unknown key (known keys: type, angle)");
+  EXPECT_EQ(error_of(replaced(twist, "type: twist, angle: 90", "type: squash, factor: -1")),
+            "scene.yaml:10: key 'bodies.0.examples.0.factor': must be > 0 (got -1)");
+  EXPECT_EQ(error_of(replaced(twist, "examples:", "initial_example: 2, examples:")),
+            "scene.yaml:10: key 'bodies.0.initial_example': is 2 but the body has 1 examples");
+  EXPECT_EQ(error_of(replaced(twist, "examples:", "fixed_min: [0, 0, 0], examples:")),
+            "scene.yaml:10: key 'bodies.0.fixed_min': needs fixed_min and fixed_max together");
+  EXPECT_EQ(error_of(replaced(minimal_scene, "material: jelly}", "material: jelly, groups: per_region}")),
+            "scene.yaml:10: key 'bodies.0.groups': is a key of shape_matching bodies only");
+  EXPECT_EQ(error_of(sm + "shape_matching: {beta: 1}\n"),
+            "scene.yaml:11: key 'shape_matching.beta': must be < 1 (got 1)");
+}
+
 TEST(SceneLoader, RejectsKeyOfAnotherMaterialModel) {
   EXPECT_EQ(error_with("density: 1000}", "density: 1000, theta_c: 0.1}"),
             "scene.yaml:8: key 'materials.jelly.theta_c': unknown key (known keys: model, E, nu, density)");
@@ -384,7 +410,7 @@ TEST(SceneLoader, RejectsBadChoice) {
   EXPECT_EQ(error_of(minimal_scene + "catalyst: {fields: [velocity, speed]}\n"),
             "scene.yaml:11: key 'catalyst.fields.1': must be one of velocity, stress, J, Jp, material, mass, "
             "volume, "
-            "rank, id, kind, body, F (got 'speed')");
+            "rank, id, kind, body, F, rest, fixed, group, weights (got 'speed')");
   EXPECT_EQ(error_with("nendo: 1", "nendo: 2"), "scene.yaml:1: key 'nendo': must be 1 (got 2)");
 }
 
@@ -446,7 +472,8 @@ TEST(SceneLoader, ReportsOverrideOfUnknownKey) {
   EXPECT_EQ(
       error_of(minimal_scene, {"solver.tol=1"}),
       "--set solver.tol=1: key 'solver': unknown key (known keys: nendo, method, dimension, gravity, time, "
-      "grid, materials, bodies, colliders, output, checkpoint, balance, catalyst, implicit, slave_sph)");
+      "grid, materials, bodies, colliders, output, checkpoint, balance, catalyst, implicit, slave_sph, "
+      "shape_matching)");
   EXPECT_EQ(error_of(minimal_scene, {"bodies.3.radius=1"}),
             "--set bodies.3.radius=1: key 'bodies.3': no such list item (the list has 1 item)");
   EXPECT_EQ(error_of(minimal_scene, {"time.end.x=1"}),
