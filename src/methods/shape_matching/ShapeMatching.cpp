@@ -47,13 +47,14 @@ void ShapeMatching::register_fields(ParticleSet& particles) const {
   particles.add_field("mass", FieldType::Real, 1);
   particles.add_field("material", FieldType::Int32, 1);
   particles.add_field("body", FieldType::Int32, 1);
-  particles.add_field("rest", FieldType::Real, 3);                     // x_i^0
-  particles.add_field("mass_share", FieldType::Real, 1);               // m̃_i = m_i / |ℜ_i|
-  particles.add_field("fixed", FieldType::Int32, 1);                   // held in place (spec A10)
-  particles.add_field("group", FieldType::Int32, 1);                   // −1: the region is its own group
-  particles.add_field("rest_centroid", FieldType::Real, 3);            // c_r^0 of the region centred here
-  particles.add_field("aqq_inv", FieldType::Real, 9);                  // (Σ m̃ q q^T)^-1, row-major
-  particles.add_field("ring", FieldType::UInt64, settings_.max_ring);  // N_r in id order, kNone after
+  particles.add_field("rest", FieldType::Real, 3);           // x_i^0
+  particles.add_field("mass_share", FieldType::Real, 1);     // m̃_i = m_i / |ℜ_i|
+  particles.add_field("fixed", FieldType::Int32, 1);         // held in place (spec A10)
+  particles.add_field("group", FieldType::Int32, 1);         // −1: the region is its own group
+  particles.add_field("rest_centroid", FieldType::Real, 3);  // c_r^0 of the region centred here
+  particles.add_field("aqq_inv", FieldType::Real, 9);        // (Σ m̃ q q^T)^-1, row-major
+  // N_r in id order, −1 after: ids as 32-bit numbers (meshes of up to 2^31 − 1 vertices in all).
+  particles.add_field("ring", FieldType::Int32, settings_.max_ring);
   // vec6(S_r^k − I) of each example, and the region's n × 6 block of the projection P_G (Eq. 7).
   particles.add_field("example_stretch", FieldType::Real, components_);
   particles.add_field("projection", FieldType::Real, components_);
@@ -107,13 +108,13 @@ void ShapeMatching::build_rings(const Space& space) {
   int missing = 0;
   if (ids_ != ring_built_for_) {
     index_.build(ids_.data(), n_);
-    const ParticleId* ring = space.particles().uint64("ring");
+    const std::int32_t* ring = space.particles().int32("ring");
     const int capacity = settings_.max_ring;
     ring_offset_.assign(1, 0);
     ring_member_.clear();
     for (std::size_t r = 0; r < n_own_; ++r) {
-      for (int k = 0; k < capacity && ring[capacity * r + k] != kNone; ++k) {
-        const std::uint32_t c = index_.find(ring[capacity * r + k]);
+      for (int k = 0; k < capacity && ring[capacity * r + k] >= 0; ++k) {
+        const std::uint32_t c = index_.find(static_cast<ParticleId>(ring[capacity * r + k]));
         if (c == IdIndex::kAbsent)
           ++missing;
         else

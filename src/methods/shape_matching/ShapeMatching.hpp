@@ -22,7 +22,6 @@ namespace nendo {
 
 class ShapeMatching final : public Method {
  public:
-  static constexpr ParticleId kNone = ~ParticleId(0);
   static constexpr int kFrame = 12;  // T_r (9, row-major) and c_r (3) of a region
 
   explicit ShapeMatching(const Scene& scene);

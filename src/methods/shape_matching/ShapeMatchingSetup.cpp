@@ -75,24 +75,28 @@ struct Rings {
 
 Rings rings_of(const TetMesh& mesh) {
   const std::size_t nv = mesh.vertex_count();
-  std::vector<std::uint64_t> pairs;
-  pairs.reserve(12 * mesh.tet_count() + nv);
-  for (std::size_t v = 0; v < nv; ++v) pairs.push_back((std::uint64_t(v) << 32) | v);
+  // Every vertex with the other corners of its tets (duplicates included), then each short list
+  // sorted and made unique in place: O(tets), no global sort.
+  std::vector<std::int64_t> offset(nv + 1, 0);
+  for (std::size_t v = 0; v < nv; ++v) offset[v + 1] = 1;
+  for (std::int32_t corner : mesh.tets) offset[corner + 1] += 3;
+  for (std::size_t v = 0; v < nv; ++v) offset[v + 1] += offset[v];
+  std::vector<std::int32_t> all(offset[nv]);
+  std::vector<std::int64_t> fill(offset.begin(), offset.end() - 1);
+  for (std::size_t v = 0; v < nv; ++v) all[fill[v]++] = static_cast<std::int32_t>(v);
   for (std::size_t t = 0; t < mesh.tet_count(); ++t)
     for (int a = 0; a < 4; ++a)
       for (int b = 0; b < 4; ++b)
-        if (a != b)
-          pairs.push_back((std::uint64_t(mesh.tets[4 * t + a]) << 32) | std::uint32_t(mesh.tets[4 * t + b]));
-  std::sort(pairs.begin(), pairs.end());
-  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+        if (a != b) all[fill[mesh.tets[4 * t + a]]++] = mesh.tets[4 * t + b];
   Rings rings;
   rings.offset.assign(nv + 1, 0);
-  rings.member.resize(pairs.size());
-  for (std::size_t k = 0; k < pairs.size(); ++k) {
-    ++rings.offset[(pairs[k] >> 32) + 1];
-    rings.member[k] = static_cast<std::int32_t>(pairs[k] & 0xffffffffu);
+  rings.member.reserve(all.size() / 3);
+  for (std::size_t v = 0; v < nv; ++v) {
+    const auto begin = all.begin() + offset[v], end = all.begin() + offset[v + 1];
+    std::sort(begin, end);
+    rings.member.insert(rings.member.end(), begin, std::unique(begin, end));
+    rings.offset[v + 1] = static_cast<std::int64_t>(rings.member.size());
   }
-  for (std::size_t v = 0; v < nv; ++v) rings.offset[v + 1] += rings.offset[v];
   return rings;
 }
 
@@ -154,6 +158,9 @@ void ShapeMatching::seed(MPI_Comm comm, const Scene& scene, ParticleSet& ps) {
                       "1.2 times that (the particle halo is one cell: every region member must be "
                       "in it); raise grid.dx or particles_per_cell",
                       scene.source_path, b, edge, scene.grid.dx));
+    if (id_base + nv > static_cast<ParticleId>(INT32_MAX))
+      throw Error(
+          fmt::format("{}: shape_matching meshes have at most 2^31 - 1 vertices in all", scene.source_path));
     const Rings rings = rings_of(mesh);
     // P2: lumped masses; m̃_i = m_i / |ℜ_i| with ℜ_i = N_i for 1-rings (A1).
     const Real density = densities_.at(material_index(scene, body.material));
@@ -182,7 +189,8 @@ void ShapeMatching::seed(MPI_Comm comm, const Scene& scene, ParticleSet& ps) {
     Real *aqq_inv = ps.real("aqq_inv"), *stretch = ps.real("example_stretch");
     std::int32_t *material = ps.int32("material"), *pbody = ps.int32("body"), *fixed = ps.int32("fixed");
     std::int32_t* group = ps.int32("group");
-    ParticleId *ids = ps.ids(), *ring = ps.uint64("ring");
+    ParticleId* ids = ps.ids();
+    std::int32_t* ring = ps.int32("ring");
     Local local{b, at, last - first, id_base, std::vector<Real>(6 * n * (last - first))};
     for (std::size_t v = first; v < last; ++v) {
       const std::size_t p = at + v - first;
@@ -208,7 +216,8 @@ void ShapeMatching::seed(MPI_Comm comm, const Scene& scene, ParticleSet& ps) {
           if (mesh.vertex(v)[a] < body.fixed_min[a] || mesh.vertex(v)[a] > body.fixed_max[a]) fixed[p] = 0;
       }
       for (int k = 0; k < capacity; ++k)
-        ring[capacity * p + k] = k < static_cast<int>(count) ? id_base + member[k] : kNone;
+        ring[capacity * p + k] =
+            k < static_cast<int>(count) ? static_cast<std::int32_t>(id_base + member[k]) : -1;
       // P4: c_r^0, A_qq^-1 (A11: refuse ill-conditioned regions).
       Real m = 0, c[3] = {0, 0, 0};
       for (std::size_t k = 0; k < count; ++k) {
