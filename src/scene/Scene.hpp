@@ -142,7 +142,7 @@ struct ShapeMatchingSettings {
   Real alpha = 0.5;                  // stiffness, Eq. (4)
   Real beta = 0.995;                 // example strength (return-to-rest blending, §4.3)
   Real damping = 0;                  // velocity damping k_d per step (§9 A7; not in the paper)
-  std::string rotation = "A";        // A: polar decomposition of A_r (the paper) | Apq (Müller 2005)
+  std::string rotation = "Apq";      // Apq: R from A_pq (Müller 2005, torque-free) | A: from A_r (the paper)
   std::string descriptor = "plain";  // plain | frobenius (off-diagonals × √2, §9 A4)
   int max_ring = 32;                 // largest region (a vertex and its 1-ring) the particles hold
 };

@@ -150,7 +150,8 @@ std::string shape_list_reference(const ShapeListSchema& list) {
 
 std::string nested_reference(const KeySchema& key) {
   if (key.name == "materials") return materials_reference();
-  if (key.name == "bodies") return shape_list_reference(body_schema()) + shape_list_reference(example_schema());
+  if (key.name == "bodies")
+    return shape_list_reference(body_schema()) + shape_list_reference(example_schema());
   if (key.name == "colliders") return shape_list_reference(collider_schema());
   return section_reference(section_schema(key.name));
 }

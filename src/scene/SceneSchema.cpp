@@ -225,10 +225,14 @@ std::vector<KeySchema> shape_matching_keys() {
           .defaults_to("0")
           .at_least(0)
           .below(1),
-      KeySchema::choice("rotation", {"A", "Apq"},
-                        "matrix whose polar decomposition gives R_r and S_r: A (A_r = A_pq A_qq^-1, the "
-                        "paper) or Apq (Mueller et al. 2005)")
-          .defaults_to("A"),
+      KeySchema::choice(
+          "rotation", {"Apq", "A"},
+          "where R_r comes from: Apq, the polar decomposition of A_pq (Mueller et al. 2005: the "
+          "least-squares rotation, so a region's goals exert no torque and plain shape matching "
+          "conserves angular momentum), S_r = sym(R^T A_r); or A, the polar decomposition of "
+          "A_r = A_pq A_qq^-1 (the paper, spec A3: R S = A exactly, but regions with an "
+          "anisotropic A_qq exert torques, and a free body gains angular momentum and energy)")
+          .defaults_to("Apq"),
       KeySchema::choice("descriptor", {"plain", "frobenius"},
                         "6-vector of a stretch in the least-squares projection (Eq. 6): plain entries, or "
                         "off-diagonals scaled by sqrt(2) so that its norm is the Frobenius norm (spec A4)")

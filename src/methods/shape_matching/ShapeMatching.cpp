@@ -22,7 +22,6 @@ ShapeMatching::ShapeMatching(const Scene& scene)
     : settings_(scene.shape_matching),
       bodies_(scene.bodies),
       gravity_(scene.gravity),
-      spacing_(scene.grid.dx / scene.bodies.front().particles_per_cell),
       colliders_(scene.colliders, 3),
       clock_({"halo", "fit", "projection", "exchange", "integrate", "migrate"}) {
   for (const auto& [name, material] : scene.materials) densities_.push_back(material.params.at("density"));

@@ -54,7 +54,6 @@ class ShapeMatching final : public Method {
   int n_max_ = 0;       // most examples of any body
   int components_ = 1;  // of the example fields: 6 max(1, n_max)
   Vec3 gravity_;
-  Real spacing_;
   ColliderSet colliders_;
   StageClock clock_;
 

@@ -147,7 +147,7 @@ void ShapeMatching::seed(MPI_Comm comm, const Scene& scene, ParticleSet& ps) {
   ParticleId id_base = 0;
   for (std::size_t b = 0; b < bodies_.size(); ++b) {
     const BodySettings& body = bodies_[b];
-    const BodyMesh bm = load_body(comm, body, spacing_);
+    const BodyMesh bm = load_body(comm, body, scene.grid.dx / body.particles_per_cell);
     const TetMesh& mesh = bm.mesh;
     const std::size_t nv = mesh.vertex_count();
     const int n = static_cast<int>(bm.examples.size());
