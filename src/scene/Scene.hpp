@@ -139,10 +139,11 @@ struct SlaveSphSettings {
 
 // The example-based shape matching method (spec 001); names follow the spec's symbols.
 struct ShapeMatchingSettings {
-  Real alpha = 0.5;                  // stiffness, Eq. (4)
-  Real beta = 0.995;                 // example strength (return-to-rest blending, §4.3)
-  Real damping = 0;                  // velocity damping k_d per step (§9 A7; not in the paper)
-  std::string rotation = "Apq";      // Apq: R from A_pq (Müller 2005, torque-free) | A: from A_r (the paper)
+  Real alpha = 0.5;   // stiffness, Eq. (4)
+  Real beta = 0.995;  // example strength (return-to-rest blending, §4.3)
+  Real damping = 0;   // velocity damping k_d per step (§9 A7; not in the paper)
+  std::string rotation =
+      "matched";  // matched: polar(A_pq S̃) | Apq: polar(A_pq) (Müller) | A: polar(A_r) (the paper)
   std::string descriptor = "plain";  // plain | frobenius (off-diagonals × √2, §9 A4)
   int max_ring = 32;                 // largest region (a vertex and its 1-ring) the particles hold
 };

@@ -226,13 +226,14 @@ std::vector<KeySchema> shape_matching_keys() {
           .at_least(0)
           .below(1),
       KeySchema::choice(
-          "rotation", {"Apq", "A"},
-          "where R_r comes from: Apq, the polar decomposition of A_pq (Mueller et al. 2005: the "
-          "least-squares rotation, so a region's goals exert no torque and plain shape matching "
-          "conserves angular momentum), S_r = sym(R^T A_r); or A, the polar decomposition of "
-          "A_r = A_pq A_qq^-1 (the paper, spec A3: R S = A exactly, but regions with an "
-          "anisotropic A_qq exert torques, and a free body gains angular momentum and energy)")
-          .defaults_to("Apq"),
+          "rotation", {"matched", "Apq", "A"},
+          "where the goal's rotation R_r comes from (spec A3): matched, the rotation that best fits the "
+          "distorted rest shape S~_r q to the current positions, polar(A_pq S~_r) (torque-free regions for "
+          "any S~, Mueller's R when S~ = I, and an example is a rest state); Apq, polar(A_pq) (Mueller et "
+          "al. 2005; S_r = sym(R^T A_r)); A, polar(A_r) (the paper: regions with an anisotropic A_qq exert "
+          "torques, a free body spins up). S_r, what is projected onto the examples, is from polar(A_r) "
+          "except with Apq")
+          .defaults_to("matched"),
       KeySchema::choice("descriptor", {"plain", "frobenius"},
                         "6-vector of a stretch in the least-squares projection (Eq. 6): plain entries, or "
                         "off-diagonals scaled by sqrt(2) so that its norm is the Frobenius norm (spec A4)")
@@ -514,9 +515,9 @@ std::string materials_description() {
 }
 
 const std::vector<std::string>& output_field_names() {
-  static const std::vector<std::string> names = {"velocity", "stress", "J",     "Jp",     "material", "mass",
-                                                 "volume",   "rank",   "id",    "kind",   "body",     "F",
-                                                 "rest",     "fixed",  "group", "weights"};
+  static const std::vector<std::string> names = {"velocity", "stress", "J",     "Jp",      "material", "mass",
+                                                 "volume",   "rank",   "id",    "kind",    "body",     "F",
+                                                 "rest",     "fixed",  "group", "weights", "stretch"};
   return names;
 }
 

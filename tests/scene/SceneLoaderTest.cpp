@@ -410,7 +410,7 @@ TEST(SceneLoader, RejectsBadChoice) {
   EXPECT_EQ(error_of(minimal_scene + "catalyst: {fields: [velocity, speed]}\n"),
             "scene.yaml:11: key 'catalyst.fields.1': must be one of velocity, stress, J, Jp, material, mass, "
             "volume, "
-            "rank, id, kind, body, F, rest, fixed, group, weights (got 'speed')");
+            "rank, id, kind, body, F, rest, fixed, group, weights, stretch (got 'speed')");
   EXPECT_EQ(error_with("nendo: 1", "nendo: 2"), "scene.yaml:1: key 'nendo': must be 1 (got 2)");
 }
 

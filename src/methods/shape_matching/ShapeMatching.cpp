@@ -29,6 +29,8 @@ ShapeMatching::ShapeMatching(const Scene& scene)
   if (n_max_ > 63) throw Error(scene.source_path + ": shape_matching takes at most 63 examples per body");
   components_ = 6 * std::max(1, n_max_);
   count_groups(scene);
+  rotation_kind_ = settings_.rotation == "A" ? kFromA : settings_.rotation == "Apq" ? kFromApq : kMatched;
+  for (const BodySettings& body : bodies_) has_examples_.push_back(!body.examples.empty());
 }
 
 void ShapeMatching::count_groups(const Scene& scene) {
@@ -58,6 +60,7 @@ void ShapeMatching::register_fields(ParticleSet& particles) const {
   particles.add_field("example_stretch", FieldType::Real, components_);
   particles.add_field("projection", FieldType::Real, components_);
   particles.add_field("weights", FieldType::Real, std::max(1, n_max_) + 1);  // W' of the last step
+  particles.add_field("stretch", FieldType::Real, 6);  // d_r = vec6(S_r − I) of the last step
 }
 
 void ShapeMatching::initialize(Space& /*space*/) {}
@@ -101,10 +104,13 @@ void ShapeMatching::gather_local(Space& space) {
 }
 
 // Members of each owned region as combined indices, in the ring's id order. Particles keep their
-// order from step to step unless they changed blocks, so this is usually skipped. A member that is
-// neither owned nor in the halo means an edge grew longer than the halo reach: every rank stops.
+// order from step to step unless they changed blocks, so the lookups are usually skipped. The halo
+// holds every particle within one cell of the owned blocks, so a member is certain to be found only
+// while it is less than grid.dx from its region's centre on every axis: a member farther than that
+// stops every rank, whether or not this partition happened to find it, so that a run fails or
+// succeeds alike on any rank count.
 void ShapeMatching::build_rings(const Space& space) {
-  int missing = 0;
+  long beyond = 0;
   if (ids_ != ring_built_for_) {
     index_.build(ids_.data(), n_);
     const std::int32_t* ring = space.particles().int32("ring");
@@ -115,25 +121,35 @@ void ShapeMatching::build_rings(const Space& space) {
       for (int k = 0; k < capacity && ring[capacity * r + k] >= 0; ++k) {
         const std::uint32_t c = index_.find(static_cast<ParticleId>(ring[capacity * r + k]));
         if (c == IdIndex::kAbsent)
-          ++missing;
+          ++beyond;
         else
           ring_member_.push_back(c);
       }
       ring_offset_.push_back(static_cast<std::uint32_t>(ring_member_.size()));
     }
-    ring_built_for_ = ids_;
+    ring_built_for_ = beyond == 0 ? ids_ : std::vector<ParticleId>{};
   }
-  MPI_Allreduce(MPI_IN_PLACE, &missing, 1, MPI_INT, MPI_SUM, space.comm());
-  if (missing > 0)
-    throw Error("shape_matching: " + std::to_string(missing) +
-                " region members are farther than one cell (grid.dx) from their region's centre: a mesh "
-                "edge stretched beyond the particle halo; raise grid.dx");
+  const Real reach = space.geometry().dx;
+  for (std::size_t r = 0; r < n_own_; ++r)
+    for (std::size_t k = ring_offset_[r]; k < ring_offset_[r + 1]; ++k) {
+      const std::uint32_t j = ring_member_[k];
+      const Real d = std::max({std::fabs(x_[3 * j] - x_[3 * r]), std::fabs(x_[3 * j + 1] - x_[3 * r + 1]),
+                               std::fabs(x_[3 * j + 2] - x_[3 * r + 2])});
+      beyond += !(d < reach);
+    }
+  MPI_Allreduce(MPI_IN_PLACE, &beyond, 1, MPI_LONG, MPI_SUM, space.comm());
+  if (beyond > 0)
+    throw Error("shape_matching: " + std::to_string(beyond) +
+                " region members are a cell (grid.dx) or more from their region's centre: mesh edges "
+                "stretched beyond the particle halo's reach; raise grid.dx");
 }
 
 // Eq. (1) and the polar decomposition A_r = R_r S_r (spec §6 lines 1-6).
-void ShapeMatching::fit_regions(const Space& space) {
+void ShapeMatching::fit_regions(Space& space) {
   const Real* aqq_inv = space.particles().real("aqq_inv");
-  rotation_.resize(9 * n_own_), descriptor_.resize(6 * n_own_);
+  Real* descriptor = space.particles().real("stretch");
+  const std::int32_t* body = space.particles().int32("body");
+  rotation_.resize(9 * n_own_);
   for (std::size_t r = 0; r < n_own_; ++r) {
     const std::uint32_t* member = &ring_member_[ring_offset_[r]];
     const std::size_t count = ring_offset_[r + 1] - ring_offset_[r];
@@ -154,9 +170,18 @@ void ShapeMatching::fit_regions(const Space& space) {
         for (int b = 0; b < 3; ++b) apq(a, b) += share_[j] * p[a] * q[b];
     }
     const Mat3 A = apq * Eigen::Map<const RowMat3>(aqq_inv + 9 * r);
-    const shape_matching::Polar polar = shape_matching::region_polar(A, apq, settings_.rotation == "Apq");
-    Eigen::Map<RowMat3>{&rotation_[9 * r]} = polar.R;
-    shape_matching::vec6(polar.S - Mat3::Identity(), &descriptor_[6 * r]);
+    if (rotation_kind_ == kMatched) {
+      // R_r waits for S̃_r (project); S_r is only needed to project onto examples.
+      Eigen::Map<RowMat3>{&rotation_[9 * r]} = apq;
+      if (has_examples_[body[r]])
+        shape_matching::vec6(shape_matching::polar(A).S - Mat3::Identity(), descriptor + 6 * r);
+      else
+        std::fill_n(descriptor + 6 * r, 6, 0.0);
+    } else {
+      const shape_matching::Polar polar = shape_matching::region_polar(A, apq, rotation_kind_ == kFromApq);
+      Eigen::Map<RowMat3>{&rotation_[9 * r]} = polar.R;
+      shape_matching::vec6(polar.S - Mat3::Identity(), descriptor + 6 * r);
+    }
     std::copy_n(c, 3, &frames_[kFrame * r + 9]);
   }
 }
@@ -170,10 +195,11 @@ void ShapeMatching::project(Space& space) {
   const Real* stretch = ps.real("example_stretch");
   Real* weights = ps.real("weights");
   const int wc = ps.field("weights").components();
+  const Real* descriptor = ps.real("stretch");
   auto least_squares = [&](std::size_t r, int n, Real* w) {  // P_r d_r
     for (int k = 0; k < n; ++k) {
       w[k] = 0;
-      for (int c = 0; c < 6; ++c) w[k] += projection[components_ * r + 6 * k + c] * descriptor_[6 * r + c];
+      for (int c = 0; c < 6; ++c) w[k] += projection[components_ * r + 6 * k + c] * descriptor[6 * r + c];
     }
   };
   std::vector<double> group_w;
@@ -199,9 +225,12 @@ void ShapeMatching::project(Space& space) {
     shape_matching::example_weights(w, n, settings_.beta, W);
     std::fill_n(weights + wc * r, wc, 0.0);
     std::copy_n(W, n + 1, weights + wc * r);
-    const Mat3 T = Eigen::Map<const RowMat3>(&rotation_[9 * r]) *
-                   shape_matching::stretch_from(W + 1, stretch + components_ * r, n);
-    Eigen::Map<RowMat3>{&frames_[kFrame * r]} = T;
+    const Mat3 target = shape_matching::stretch_from(W + 1, stretch + components_ * r, n);  // S̃_r
+    const Eigen::Map<const RowMat3> stored(&rotation_[9 * r]);
+    // matched: the rotation that best fits the distorted rest shape S̃_r q to the current positions,
+    // polar(A_pq S̃_r); with S̃_r = I it is Müller's R. Its goals exert no torque on the region.
+    const Mat3 R = rotation_kind_ == kMatched ? shape_matching::polar(stored * target).R : Mat3(stored);
+    Eigen::Map<RowMat3>{&frames_[kFrame * r]} = R * target;
   }
 }
 

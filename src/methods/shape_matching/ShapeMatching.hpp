@@ -39,7 +39,7 @@ class ShapeMatching final : public Method {
  private:
   void gather_local(Space& space);
   void build_rings(const Space& space);
-  void fit_regions(const Space& space);
+  void fit_regions(Space& space);
   void project(Space& space);
   void integrate(Space& space, Real t, Real dt);
   void collide(Real* x, Real* v, Real t) const;
@@ -47,6 +47,8 @@ class ShapeMatching final : public Method {
   void count_groups(const Scene& scene);
 
   ShapeMatchingSettings settings_;
+  enum RotationKind { kMatched, kFromApq, kFromA } rotation_kind_;
+  std::vector<char> has_examples_;  // per body
   std::vector<BodySettings> bodies_;
   std::vector<Real> densities_;  // per material, the scene's key order
   std::vector<int> group_base_;  // per body; −1 for per-region groups
@@ -65,8 +67,9 @@ class ShapeMatching final : public Method {
   std::vector<std::uint32_t> ring_offset_, ring_member_;
   std::vector<ParticleId> ring_built_for_;  // ids_ when the CSR was built
   IdIndex index_;
-  // Per owned region: R_r (9), d_r = vec6(S_r − I) (6); frames (T_r, c_r) of owned and halo regions.
-  std::vector<Real> rotation_, descriptor_, frames_;
+  // Per owned region: R_r (9), or A_pq for the matched rotation; frames (T_r, c_r) of owned and
+  // halo regions.
+  std::vector<Real> rotation_, frames_;
   std::vector<std::vector<double>> terms_;  // per (group, example): this rank's terms of P_G d_G
 };
 

@@ -16,7 +16,7 @@ namespace nendo::testing {
 struct SmVertex {
   ParticleId id;
   std::int32_t body, group;
-  Real x[3], v[3], rest[3], weights[4], stretch[12], projection[12], mass;
+  Real x[3], v[3], rest[3], weights[4], stretch[12], projection[12], mass, descriptor[6];
 };
 
 struct SmRun {
@@ -59,6 +59,7 @@ struct SmRun {
       q.body = ps.int32("body")[p];
       q.group = ps.int32("group")[p];
       q.mass = ps.real("mass")[p];
+      std::copy_n(ps.real("stretch") + 6 * p, 6, q.descriptor);
       std::copy_n(ps.positions() + 3 * p, 3, q.x);
       std::copy_n(ps.real("velocity") + 3 * p, 3, q.v);
       std::copy_n(ps.real("rest") + 3 * p, 3, q.rest);
