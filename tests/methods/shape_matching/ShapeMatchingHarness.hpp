@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/Mpi.hpp"
+#include "decomposition/GlobalView.hpp"
 #include "methods/mpm/materials/Materials.hpp"
 #include "methods/shape_matching/ShapeMatching.hpp"
 #include "scene/SceneLoader.hpp"
@@ -67,14 +68,7 @@ struct SmRun {
       std::copy_n(ps.real("example_stretch") + sc * p, std::min(sc, 12), q.stretch);
       std::copy_n(ps.real("projection") + sc * p, std::min(sc, 12), q.projection);
     }
-    const MPI_Comm comm = space->comm();
-    const int ranks = mpi::size(comm);
-    int bytes = static_cast<int>(mine.size() * sizeof(SmVertex));
-    std::vector<int> counts(ranks), displs(ranks, 0);
-    MPI_Allgather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
-    for (int r = 1; r < ranks; ++r) displs[r] = displs[r - 1] + counts[r - 1];
-    std::vector<SmVertex> all((displs.back() + counts.back()) / sizeof(SmVertex));
-    MPI_Allgatherv(mine.data(), bytes, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, comm);
+    std::vector<SmVertex> all = all_gather(space->comm(), mine);
     std::sort(all.begin(), all.end(), [](const SmVertex& a, const SmVertex& b) { return a.id < b.id; });
     return all;
   }

@@ -9,6 +9,7 @@
 
 #include "bodies/BodySeeder.hpp"
 #include "core/Mpi.hpp"
+#include "decomposition/GlobalView.hpp"
 #include "methods/mpm/materials/Materials.hpp"
 #include "methods/slave_sph/SlaveSph.hpp"
 #include "scene/SceneLoader.hpp"
@@ -69,14 +70,7 @@ struct SphRun {
       q.volume = ps.real("volume")[p];
       q.mass = ps.real("mass")[p];
     }
-    const MPI_Comm comm = space->comm();
-    const int ranks = mpi::size(comm);
-    int bytes = static_cast<int>(mine.size() * sizeof(SphParticle));
-    std::vector<int> counts(ranks), displs(ranks, 0);
-    MPI_Allgather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
-    for (int r = 1; r < ranks; ++r) displs[r] = displs[r - 1] + counts[r - 1];
-    std::vector<SphParticle> all((displs.back() + counts.back()) / sizeof(SphParticle));
-    MPI_Allgatherv(mine.data(), bytes, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, comm);
+    std::vector<SphParticle> all = all_gather(space->comm(), mine);
     std::sort(all.begin(), all.end(), [](const SphParticle& a, const SphParticle& b) { return a.id < b.id; });
     return all;
   }
