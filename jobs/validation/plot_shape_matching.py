@@ -1,11 +1,16 @@
 #!/usr/bin/python3
 """Measurements and images of the example-based shape-matching scenes (docs/methods/shape-matching.md)
 from their HDF5 outputs (OUT/particles_NNNNNN.h5 with /particles/{id,position,velocity,weights,...};
-the scenes in jobs/scenes/shape_matching/ write velocity, weights, rest and body).
+the scenes in jobs/scenes/shape_matching/ write velocity, weights, rest and body). The images in
+docs/images/shape_matching/ are made with the default rotation (shape_matching.rotation: matched);
+compare another with --set shape_matching.rotation=Apq or A on the nendo command line.
 
     nendo run jobs/scenes/shape_matching/bars-twist-and-s.yaml --output out/bars-twist-and-s
     /usr/bin/python3 jobs/validation/plot_shape_matching.py frames out/bars-twist-and-s \\
         --times 0 0.5 1.0 2.0 --out docs/images/shape_matching/bars-twist-and-s.png
+    nendo run jobs/scenes/shape_matching/cylinder-bend.yaml --output out/cylinder-bend
+    /usr/bin/python3 jobs/validation/plot_shape_matching.py frames out/cylinder-bend \\
+        --times 0 0.5 1.0 2.0 --out docs/images/shape_matching/cylinder-bend.png
     /usr/bin/python3 jobs/validation/plot_shape_matching.py history out/bars-twist-and-s
     for b in 0 0.9 0.99 0.995 0.999; do
       nendo run jobs/scenes/shape_matching/bar-beta-sweep.yaml --set shape_matching.beta=$b \\
@@ -13,8 +18,12 @@ the scenes in jobs/scenes/shape_matching/ write velocity, weights, rest and body
     done
     /usr/bin/python3 jobs/validation/plot_shape_matching.py beta out/beta-sweep/beta-* \\
         --out docs/images/shape_matching/beta-sweep.png
+    nendo run jobs/scenes/shape_matching/bar-drop-per-region.yaml --output out/bar-drop-per-region
+    nendo run jobs/scenes/shape_matching/bar-drop-per-region.yaml --set bodies.0.groups=global \\
+        --output out/bar-drop-global
     /usr/bin/python3 jobs/validation/plot_shape_matching.py regions out/bar-drop-global \\
         out/bar-drop-per-region --out docs/images/shape_matching/drop-regions.png
+    nendo run jobs/scenes/shape_matching/cars-wall.yaml --output out/cars-wall
     /usr/bin/python3 jobs/validation/plot_shape_matching.py cars out/cars-wall \\
         --out docs/images/shape_matching/cars-wall.png
 
