@@ -91,7 +91,7 @@ TetMesh read_gmsh_tet_mesh(const std::string& path) {
   return mesh;
 }
 
-void write_gmsh_tet_mesh(const TetMesh& mesh, const std::string& path) {
+void write_gmsh_tet_mesh(const TetMesh& mesh, const std::string& path, double version) {
   GmshSession session;
   call_gmsh("cannot write the mesh file " + path, [&] {
     gmsh::model::add("nendo");
@@ -103,7 +103,7 @@ void write_gmsh_tet_mesh(const TetMesh& mesh, const std::string& path) {
     for (std::size_t k = 0; k < nodes.size(); ++k) nodes[k] = static_cast<std::size_t>(mesh.tets[k]) + 1;
     gmsh::model::mesh::addNodes(3, volume, node_tags, mesh.vertices);
     gmsh::model::mesh::addElementsByType(volume, kTet4, element_tags, nodes);
-    gmsh::option::setNumber("Mesh.MshFileVersion", 4.1);
+    gmsh::option::setNumber("Mesh.MshFileVersion", version);
     gmsh::option::setNumber("Mesh.Binary", 0);
     gmsh::write(path);
   });

@@ -229,7 +229,7 @@ std::vector<KeySchema> shape_matching_keys() {
           "rotation", {"matched", "Apq", "A"},
           "where the goal's rotation R_r comes from (spec A3): matched, the rotation that best fits the "
           "distorted rest shape S~_r q to the current positions, polar(A_pq S~_r) (torque-free regions for "
-          "any S~, Mueller's R when S~ = I, and an example is a rest state); Apq, polar(A_pq) (Mueller et "
+          "any S~, so angular momentum is conserved; Mueller's R when S~ = I); Apq, polar(A_pq) (Mueller et "
           "al. 2005; S_r = sym(R^T A_r)); A, polar(A_r) (the paper: regions with an anisotropic A_qq exert "
           "torques, a free body spins up). S_r, what is projected onto the examples, is from polar(A_r) "
           "except with Apq")

@@ -20,6 +20,10 @@
 
 namespace nendo {
 
+namespace shape_matching {
+struct BodySetup;
+}
+
 class ShapeMatching final : public Method {
  public:
   static constexpr int kFrame = 12;  // T_r (9, row-major) and c_r (3) of a region
@@ -43,6 +47,9 @@ class ShapeMatching final : public Method {
   void project(Space& space);
   void integrate(Space& space, Real t, Real dt);
   void collide(Real* x, Real* v, Real t) const;
+  // The particle of one mesh vertex (ShapeMatchingSetup.cpp); returns its lifted example stretches.
+  std::vector<Real> seed_vertex(const shape_matching::BodySetup& body, std::size_t b, std::size_t v,
+                                ParticleId id_base, ParticleSet& ps, std::size_t p) const;
   // Which group each body's regions start at, and how many groups there are.
   void count_groups(const Scene& scene);
 

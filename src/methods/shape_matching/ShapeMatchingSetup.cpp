@@ -21,9 +21,8 @@
 #include "methods/shape_matching/ShapeMatching.hpp"
 
 namespace nendo {
-namespace {
+namespace shape_matching {
 
-using shape_matching::Mat3;
 using RowMat3 = Eigen::Matrix<Real, 3, 3, Eigen::RowMajor>;
 using MatX = Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic>;
 
@@ -130,149 +129,195 @@ std::array<Real, 6> descriptor_scale(const ShapeMatchingSettings& settings) {
   return {1, 1, 1, off, off, off};
 }
 
-}  // namespace
+// One body as every vertex's set-up reads it: mesh, examples, 1-rings, lumped masses (P2:
+// m_i = Σ ρ V_t / 4, m̃_i = m_i / |ℜ_i| with ℜ_i = N_i for 1-rings, A1) and the slabs' extent.
+struct BodySetup {
+  const BodySettings& settings;
+  std::string where;  // "scene.yaml: bodies[b]" for errors
+  BodyMesh shape;
+  Rings rings;
+  Real density;
+  std::vector<Real> mass, share;
+  Real slab_lo = INFINITY, slab_hi = -INFINITY;
+
+  BodySetup(MPI_Comm comm, const Scene& scene, std::size_t b, Real density_)
+      : settings(scene.bodies[b]),
+        where(fmt::format("{}: bodies[{}]", scene.source_path, b)),
+        shape(load_body(comm, settings, scene.grid.dx / settings.particles_per_cell)),
+        rings(rings_of(shape.mesh)),
+        density(density_) {
+    const TetMesh& mesh = shape.mesh;
+    const Real edge = longest_edge(mesh);
+    if (scene.grid.dx < 1.2 * edge)
+      throw Error(
+          fmt::format("{}: its mesh has edges up to {:.4g} m, but grid.dx = {:.4g} m must exceed 1.2 times "
+                      "that (the particle halo is one cell: every region member must be in it); raise "
+                      "grid.dx or particles_per_cell",
+                      where, edge, scene.grid.dx));
+    mass.assign(mesh.vertex_count(), 0.0);
+    for (std::size_t t = 0; t < mesh.tet_count(); ++t)
+      for (int a = 0; a < 4; ++a) mass[mesh.tets[4 * t + a]] += density * std::fabs(mesh.volume(t)) / 4;
+    share.resize(mass.size());
+    for (std::size_t v = 0; v < mass.size(); ++v) share[v] = mass[v] / static_cast<Real>(rings.size(v));
+    for (std::size_t v = 0; v < mass.size(); ++v) {
+      slab_lo = std::min(slab_lo, mesh.vertex(v)[settings.group_axis]);
+      slab_hi = std::max(slab_hi, mesh.vertex(v)[settings.group_axis]);
+    }
+  }
+
+  std::size_t vertices() const { return shape.mesh.vertex_count(); }
+  int examples() const { return static_cast<int>(shape.examples.size()); }
+  // P6: the group of region v given the body's first group (−1: per-region groups).
+  int group_of(std::size_t v, int base) const {
+    if (base < 0 || settings.groups != "slabs") return base;
+    const Real at = shape.mesh.vertex(v)[settings.group_axis];
+    const int slab = static_cast<int>((at - slab_lo) / (slab_hi - slab_lo) * settings.group_slabs);
+    return base + std::clamp(slab, 0, settings.group_slabs - 1);
+  }
+  bool held(std::size_t v) const {
+    if (!settings.fixed) return false;
+    for (int a = 0; a < 3; ++a)
+      if (shape.mesh.vertex(v)[a] < settings.fixed_min[a] || shape.mesh.vertex(v)[a] > settings.fixed_max[a])
+        return false;
+    return true;
+  }
+};
+
+// P4 for region v: M_r, c_r^0 and A_qq^-1 (A11: ill-conditioned regions are refused).
+struct RegionRest {
+  const std::int32_t* member;
+  std::size_t count;
+  Real mass = 0;
+  Real c0[3] = {0, 0, 0};
+  Mat3 aqq_inv;
+
+  // Σ m̃_j (x_j − centre) q_j^T over the region, q_j = x_j^0 − c_r^0.
+  Mat3 moment(const BodySetup& body, const Real* x, const Real* centre) const {
+    Mat3 s = Mat3::Zero();
+    for (std::size_t k = 0; k < count; ++k) {
+      const std::size_t j = member[k];
+      const Real* x0 = body.shape.mesh.vertex(j);
+      for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) s(a, b) += body.share[j] * (x[3 * j + a] - centre[a]) * (x0[b] - c0[b]);
+    }
+    return s;
+  }
+  // m̃-weighted centroid of the region in positions x.
+  void centroid(const BodySetup& body, const Real* x, Real* c) const {
+    c[0] = c[1] = c[2] = 0;
+    for (std::size_t k = 0; k < count; ++k)
+      for (int a = 0; a < 3; ++a) c[a] += body.share[member[k]] * x[3 * member[k] + a];
+    for (int a = 0; a < 3; ++a) c[a] /= mass;
+  }
+
+  RegionRest(const BodySetup& body, std::size_t v)
+      : member(&body.rings.member[body.rings.offset[v]]), count(body.rings.size(v)) {
+    for (std::size_t k = 0; k < count; ++k) mass += body.share[member[k]];
+    centroid(body, body.shape.mesh.vertices.data(), c0);
+    const Mat3 aqq = moment(body, body.shape.mesh.vertices.data(), c0);
+    const Eigen::Vector3d lambda = Eigen::SelfAdjointEigenSolver<Mat3>(aqq).eigenvalues();
+    if (!(lambda[0] > 1e-8 * lambda[2]))
+      throw Error(
+          fmt::format("{}: the region of vertex {} is degenerate (cond(A_qq) = {:.3g} > 1e8, spec A11): "
+                      "its vertices are nearly coplanar",
+                      body.where, v, lambda[2] / lambda[0]));
+    aqq_inv = aqq.inverse();
+  }
+
+  // P5: vec6(S_r^k − I) of example e (positions x^k), with the run's polar decomposition.
+  void example_stretch(const BodySetup& body, int e, bool from_apq, std::size_t v, Real* out) const {
+    const Real* xe = body.shape.examples[e].data();
+    Real ce[3];
+    centroid(body, xe, ce);
+    const Mat3 apq = moment(body, xe, ce);
+    const Mat3 A = apq * aqq_inv;
+    if (!(A.determinant() > 0))
+      throw Error(fmt::format("{}: example {} inverts the region of vertex {}", body.where, e + 1, v));
+    shape_matching::vec6(shape_matching::region_polar(A, apq, from_apq).S - Mat3::Identity(), out);
+  }
+};
+
+}  // namespace shape_matching
+
+using shape_matching::BodySetup;
+using shape_matching::descriptor_scale;
+using shape_matching::gram_pinv;
+using shape_matching::MatX;
+using shape_matching::RegionRest;
+using shape_matching::RowMat3;
+
+// The particle of vertex v of a body at index p, with its region's rest data and example
+// stretches (P3-P5); returns the region's lifted stretches L'_r (6 × n, column-major).
+std::vector<Real> ShapeMatching::seed_vertex(const BodySetup& body, std::size_t b, std::size_t v,
+                                             ParticleId id_base, ParticleSet& ps, std::size_t p) const {
+  const int capacity = settings_.max_ring, n = body.examples();
+  const RegionRest region(body, v);
+  if (region.count > static_cast<std::size_t>(capacity))
+    throw Error(
+        fmt::format("{}: vertex {} has {} vertices in its region, more than shape_matching.max_ring = {}",
+                    body.where, v, region.count, capacity));
+  const TetMesh& mesh = body.shape.mesh;
+  ps.ids()[p] = id_base + v;
+  const Real* start = body.settings.initial_example > 0
+                          ? &body.shape.examples[body.settings.initial_example - 1][3 * v]
+                          : mesh.vertex(v);
+  std::copy_n(start, 3, ps.positions() + 3 * p);
+  std::copy_n(mesh.vertex(v), 3, ps.real("rest") + 3 * p);
+  std::copy_n(body.settings.velocity.data(), 3, ps.real("velocity") + 3 * p);
+  ps.real("mass")[p] = body.mass[v];
+  ps.real("volume")[p] = body.mass[v] / body.density;
+  ps.real("mass_share")[p] = body.share[v];
+  ps.int32("body")[p] = static_cast<std::int32_t>(b);
+  ps.int32("group")[p] = body.group_of(v, group_base_[b]);
+  ps.int32("fixed")[p] = body.held(v) ? 1 : 0;
+  std::int32_t* ring = ps.int32("ring") + capacity * p;
+  for (int k = 0; k < capacity; ++k)
+    ring[k] = k < static_cast<int>(region.count) ? static_cast<std::int32_t>(id_base + region.member[k]) : -1;
+  std::copy_n(region.c0, 3, ps.real("rest_centroid") + 3 * p);
+  Eigen::Map<RowMat3>{ps.real("aqq_inv") + 9 * p} = region.aqq_inv;
+  Real* stretch = ps.real("example_stretch") + components_ * p;
+  std::fill_n(stretch, components_, 0.0);
+  const std::array<Real, 6> scale = descriptor_scale(settings_);
+  std::vector<Real> lifted(6 * n);
+  for (int e = 0; e < n; ++e) {
+    region.example_stretch(body, e, rotation_kind_ == kFromApq, v, stretch + 6 * e);
+    for (int c = 0; c < 6; ++c) lifted[6 * e + c] = scale[c] * stretch[6 * e + c];
+  }
+  return lifted;
+}
 
 void ShapeMatching::seed(MPI_Comm comm, const Scene& scene, ParticleSet& ps) {
   const int rank = mpi::rank(comm), ranks = mpi::size(comm);
-  const int capacity = settings_.max_ring;
-  const std::array<Real, 6> scale = descriptor_scale(settings_);
-  // What this rank's vertices of every body need before the groups' projections are known.
-  struct Local {
+  struct Local {  // this rank's vertices of one body
     std::size_t body, first, count;
-    ParticleId id_base;
-    std::vector<Real> lifted;  // L'_r = diag(scale) (vec6(S^k_r − I)), 6 × n per vertex
+    std::vector<Real> lifted;  // L'_r of each, 6 × n
   };
   std::vector<Local> locals;
   std::vector<std::vector<double>> gram_terms(static_cast<std::size_t>(groups_) * n_max_ * n_max_);
   ParticleId id_base = 0;
   for (std::size_t b = 0; b < bodies_.size(); ++b) {
-    const BodySettings& body = bodies_[b];
-    const BodyMesh bm = load_body(comm, body, scene.grid.dx / body.particles_per_cell);
-    const TetMesh& mesh = bm.mesh;
-    const std::size_t nv = mesh.vertex_count();
-    const int n = static_cast<int>(bm.examples.size());
-    const Real edge = longest_edge(mesh);
-    if (scene.grid.dx < 1.2 * edge)
-      throw Error(
-          fmt::format("{}: bodies[{}]: its mesh has edges up to {:.4g} m, but grid.dx = {:.4g} m must exceed "
-                      "1.2 times that (the particle halo is one cell: every region member must be "
-                      "in it); raise grid.dx or particles_per_cell",
-                      scene.source_path, b, edge, scene.grid.dx));
+    const BodySetup body(comm, scene, b, densities_.at(material_index(scene, bodies_[b].material)));
+    const std::size_t nv = body.vertices();
     if (id_base + nv > static_cast<ParticleId>(INT32_MAX))
       throw Error(
           fmt::format("{}: shape_matching meshes have at most 2^31 - 1 vertices in all", scene.source_path));
-    const Rings rings = rings_of(mesh);
-    // P2: lumped masses; m̃_i = m_i / |ℜ_i| with ℜ_i = N_i for 1-rings (A1).
-    const Real density = densities_.at(material_index(scene, body.material));
-    std::vector<Real> mass(nv, 0.0), share(nv);
-    for (std::size_t t = 0; t < mesh.tet_count(); ++t)
-      for (int a = 0; a < 4; ++a) mass[mesh.tets[4 * t + a]] += density * std::fabs(mesh.volume(t)) / 4;
-    for (std::size_t v = 0; v < nv; ++v) share[v] = mass[v] / static_cast<Real>(rings.size(v));
-    // Group of each region (P6): slabs of the rest bounding box along group_axis.
-    Real lo = INFINITY, hi = -INFINITY;
-    for (std::size_t v = 0; v < nv; ++v)
-      lo = std::min(lo, mesh.vertex(v)[body.group_axis]), hi = std::max(hi, mesh.vertex(v)[body.group_axis]);
-    auto group_of = [&](std::size_t v) {
-      if (group_base_[b] < 0) return -1;
-      if (body.groups != "slabs") return group_base_[b];
-      const int slab =
-          static_cast<int>((mesh.vertex(v)[body.group_axis] - lo) / (hi - lo) * body.group_slabs);
-      return group_base_[b] + std::clamp(slab, 0, body.group_slabs - 1);
-    };
-
-    const std::size_t first = nv * rank / ranks, last = nv * (rank + 1) / ranks;
-    const std::size_t at = ps.size();
+    const int n = body.examples();
+    const std::size_t first = nv * rank / ranks, last = nv * (rank + 1) / ranks, at = ps.size();
     ps.resize(at + (last - first));
-    Real* x = ps.positions();
-    Real *velocity = ps.real("velocity"), *pmass = ps.real("mass"), *volume = ps.real("volume");
-    Real *rest = ps.real("rest"), *pshare = ps.real("mass_share"), *c0 = ps.real("rest_centroid");
-    Real *aqq_inv = ps.real("aqq_inv"), *stretch = ps.real("example_stretch");
-    std::int32_t *material = ps.int32("material"), *pbody = ps.int32("body"), *fixed = ps.int32("fixed");
-    std::int32_t* group = ps.int32("group");
-    ParticleId* ids = ps.ids();
-    std::int32_t* ring = ps.int32("ring");
-    Local local{b, at, last - first, id_base, std::vector<Real>(6 * n * (last - first))};
+    std::fill_n(ps.int32("material") + at, last - first, material_index(scene, bodies_[b].material));
+    Local local{b, at, last - first, {}};
     for (std::size_t v = first; v < last; ++v) {
-      const std::size_t p = at + v - first;
-      const std::int32_t* member = &rings.member[rings.offset[v]];
-      const std::size_t count = rings.size(v);
-      if (count > static_cast<std::size_t>(capacity))
-        throw Error(
-            fmt::format("{}: bodies[{}]: vertex {} has {} vertices in its region, more than "
-                        "shape_matching.max_ring = {}",
-                        scene.source_path, b, v, count, capacity));
-      ids[p] = id_base + v;
-      const Real* start =
-          body.initial_example > 0 ? &bm.examples[body.initial_example - 1][3 * v] : mesh.vertex(v);
-      for (int a = 0; a < 3; ++a) x[3 * p + a] = start[a], rest[3 * p + a] = mesh.vertex(v)[a];
-      for (int a = 0; a < 3; ++a) velocity[3 * p + a] = body.velocity[a];
-      pmass[p] = mass[v], volume[p] = mass[v] / density, pshare[p] = share[v];
-      material[p] = material_index(scene, body.material), pbody[p] = static_cast<std::int32_t>(b);
-      group[p] = group_of(v);
-      fixed[p] = 0;
-      if (body.fixed) {
-        fixed[p] = 1;
-        for (int a = 0; a < 3; ++a)
-          if (mesh.vertex(v)[a] < body.fixed_min[a] || mesh.vertex(v)[a] > body.fixed_max[a]) fixed[p] = 0;
-      }
-      for (int k = 0; k < capacity; ++k)
-        ring[capacity * p + k] =
-            k < static_cast<int>(count) ? static_cast<std::int32_t>(id_base + member[k]) : -1;
-      // P4: c_r^0, A_qq^-1 (A11: refuse ill-conditioned regions).
-      Real m = 0, c[3] = {0, 0, 0};
-      for (std::size_t k = 0; k < count; ++k) {
-        m += share[member[k]];
-        for (int a = 0; a < 3; ++a) c[a] += share[member[k]] * mesh.vertex(member[k])[a];
-      }
-      for (int a = 0; a < 3; ++a) c0[3 * p + a] = c[a] / m;
-      auto moment = [&](const Real* xs, const Real* centre) {  // Σ m̃ (x_j − centre) q_j^T
-        Mat3 s = Mat3::Zero();
-        for (std::size_t k = 0; k < count; ++k) {
-          const std::size_t j = member[k];
-          const Real* q0 = mesh.vertex(j);
-          for (int a = 0; a < 3; ++a)
-            for (int bb = 0; bb < 3; ++bb)
-              s(a, bb) += share[j] * (xs[3 * j + a] - centre[a]) * (q0[bb] - c0[3 * p + bb]);
-        }
-        return s;
-      };
-      const Mat3 aqq = moment(mesh.vertices.data(), &c0[3 * p]);
-      const Eigen::Vector3d lambda = Eigen::SelfAdjointEigenSolver<Mat3>(aqq).eigenvalues();
-      if (!(lambda[0] > 1e-8 * lambda[2]))
-        throw Error(
-            fmt::format("{}: bodies[{}]: the region of vertex {} is degenerate (cond(A_qq) = {:.3g} "
-                        "> 1e8, spec A11): its vertices are nearly coplanar",
-                        scene.source_path, b, v, lambda[2] / lambda[0]));
-      const Mat3 inverse = aqq.inverse();
-      Eigen::Map<RowMat3>{&aqq_inv[9 * p]} = inverse;
-      // P5: S_r^k of every example, stored as vec6(S_r^k − I).
-      std::fill_n(&stretch[components_ * p], components_, 0.0);
-      for (int e = 0; e < n; ++e) {
-        const Real* xe = bm.examples[e].data();
-        Real ce[3] = {0, 0, 0};
-        for (std::size_t k = 0; k < count; ++k)
-          for (int a = 0; a < 3; ++a) ce[a] += share[member[k]] * xe[3 * member[k] + a];
-        for (int a = 0; a < 3; ++a) ce[a] /= m;
-        const Mat3 apq = moment(xe, ce);
-        const Mat3 A = apq * inverse;
-        if (!(A.determinant() > 0))
-          throw Error(fmt::format("{}: bodies[{}]: example {} inverts the region of vertex {}",
-                                  scene.source_path, b, e + 1, v));
-        const Mat3 S = shape_matching::region_polar(A, apq, settings_.rotation == "Apq").S;
-        Real* d = &stretch[components_ * p + 6 * e];
-        shape_matching::vec6(S - Mat3::Identity(), d);
-        for (int c6 = 0; c6 < 6; ++c6) local.lifted[6 * n * (v - first) + 6 * e + c6] = scale[c6] * d[c6];
-      }
+      const std::vector<Real> lifted = seed_vertex(body, b, v, id_base, ps, at + v - first);
+      local.lifted.insert(local.lifted.end(), lifted.begin(), lifted.end());
+      const int g = ps.int32("group")[at + v - first];
+      if (g < 0) continue;
       // P7: this region's terms of its group's Gram matrix L_G^T L_G.
-      if (group[p] >= 0) {
-        const Real* l = &local.lifted[6 * n * (v - first)];
-        for (int k = 0; k < n; ++k)
-          for (int e = 0; e < n; ++e) {
-            Real dot = 0;
-            for (int c6 = 0; c6 < 6; ++c6) dot += l[6 * k + c6] * l[6 * e + c6];
-            gram_terms[(static_cast<std::size_t>(group[p]) * n_max_ + k) * n_max_ + e].push_back(dot);
-          }
-      }
+      for (int k = 0; k < n; ++k)
+        for (int e = 0; e < n; ++e) {
+          Real dot = 0;
+          for (int c = 0; c < 6; ++c) dot += lifted[6 * k + c] * lifted[6 * e + c];
+          gram_terms[(static_cast<std::size_t>(g) * n_max_ + k) * n_max_ + e].push_back(dot);
+        }
     }
     locals.push_back(std::move(local));
     id_base += nv;
@@ -288,6 +333,7 @@ void ShapeMatching::seed(MPI_Comm comm, const Scene& scene, ParticleSet& ps) {
         G(k, e) = gram[(static_cast<std::size_t>(g) * n_max_ + k) * n_max_ + e];
     group_pinv[g] = gram_pinv(G);  // zero rows and columns beyond the body's examples stay zero
   }
+  const std::array<Real, 6> scale = descriptor_scale(settings_);
   Real* projection = ps.real("projection");
   const std::int32_t* group = ps.int32("group");
   for (const Local& local : locals) {

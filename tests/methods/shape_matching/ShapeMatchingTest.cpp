@@ -8,6 +8,7 @@
 #include <Eigen/SVD>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <random>
 
 #include "ShapeMatchingHarness.hpp"
@@ -131,11 +132,21 @@ TEST(ShapeMatchingMesh, GmshRoundTripAndCylinder) {
   const std::string dir = fresh_directory("methods/shape_matching", "gmsh");
   if (mpi::rank(MPI_COMM_WORLD) != 0) return;
   const TetMesh box = box_tet_mesh({0, 0, 0}, {0.2, 0.1, 0.1}, 0.05);
-  write_gmsh_tet_mesh(box, dir + "/box.msh");
-  const TetMesh read = read_gmsh_tet_mesh(dir + "/box.msh");
-  ASSERT_EQ(read.vertices.size(), box.vertices.size());
-  for (std::size_t k = 0; k < box.vertices.size(); ++k) EXPECT_NEAR(read.vertices[k], box.vertices[k], 1e-15);
-  EXPECT_EQ(read.tets, box.tets);
+  for (double version : {4.1, 2.2}) {  // MSH v4 and v2
+    const std::string path = dir + "/box-v" + std::to_string(static_cast<int>(version)) + ".msh";
+    write_gmsh_tet_mesh(box, path, version);
+    std::ifstream file(path);
+    std::string format, line;
+    while (std::getline(file, line) && line != "$MeshFormat") {
+    }
+    std::getline(file, format);
+    EXPECT_EQ(format.substr(0, 3), version > 3 ? "4.1" : "2.2");
+    const TetMesh read = read_gmsh_tet_mesh(path);
+    ASSERT_EQ(read.vertices.size(), box.vertices.size());
+    for (std::size_t k = 0; k < box.vertices.size(); ++k)
+      EXPECT_NEAR(read.vertices[k], box.vertices[k], 1e-15);
+    EXPECT_EQ(read.tets, box.tets);
+  }
   const TetMesh cylinder = gmsh_cylinder({0, 0, 0}, 0, 0.15, 1.0, 0.05);
   Real volume = 0;
   for (std::size_t t = 0; t < cylinder.tet_count(); ++t) volume += cylinder.volume(t);
