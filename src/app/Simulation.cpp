@@ -24,14 +24,6 @@
 namespace nendo {
 namespace {
 
-BlockGeometry geometry_of(const Scene& scene) {
-  BlockGeometry g;
-  g.dimension = scene.dimension;
-  g.dx = scene.grid.dx;
-  g.block = scene.grid.block;
-  return g;
-}
-
 Real max_speed(const Space& space) {
   const ParticleSet& ps = space.particles();
   const int d = ps.dimension();

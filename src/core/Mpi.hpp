@@ -2,8 +2,12 @@
 // Thin helpers over the MPI C API: rank/size queries and datatype traits.
 #include <mpi.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 namespace nendo::mpi {
 
@@ -48,6 +52,20 @@ inline void broadcast(std::string& text, int root, MPI_Comm comm) {
   MPI_Bcast(&size, 1, MPI_UNSIGNED_LONG_LONG, root, comm);
   text.resize(size);
   MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, root, comm);
+}
+
+// Collective: every rank's values become root's (trivially copyable T, any size: sent in pieces
+// below INT_MAX bytes).
+template <class T>
+void broadcast(std::vector<T>& values, int root, MPI_Comm comm) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  std::uint64_t count = values.size();
+  MPI_Bcast(&count, 1, MPI_UINT64_T, root, comm);
+  values.resize(count);
+  auto* bytes = reinterpret_cast<unsigned char*>(values.data());
+  const std::size_t total = count * sizeof(T), piece = INT_MAX / 2;
+  for (std::size_t at = 0; at < total; at += piece)
+    MPI_Bcast(bytes + at, static_cast<int>(std::min(piece, total - at)), MPI_BYTE, root, comm);
 }
 
 }  // namespace nendo::mpi

@@ -107,6 +107,9 @@ class SolverError : public CollectiveError {
   Real reached_;
 };
 
+// The blocks of the scene's space: dimension, cell size grid.dx, grid.block cells per edge.
+BlockGeometry geometry_of(const Scene& scene);
+
 // Creates the method the scene names (methods are listed in methods/Methods.cpp).
 std::unique_ptr<Method> make_method(const Scene& scene);
 

@@ -24,6 +24,14 @@ static const std::map<std::string, MethodFactory>& methods() {
   return registry;
 }
 
+BlockGeometry geometry_of(const Scene& scene) {
+  BlockGeometry g;
+  g.dimension = scene.dimension;
+  g.dx = scene.grid.dx;
+  g.block = scene.grid.block;
+  return g;
+}
+
 void Method::seed(MPI_Comm comm, const Scene& scene, ParticleSet& particles) {
   seed_bodies(comm, scene, particles);
 }

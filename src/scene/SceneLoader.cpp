@@ -174,10 +174,8 @@ class SceneReader {
   std::vector<BodySettings> read_bodies(const Cursor& list) {
     if (list.node.size() == 0) list.fail("must list at least one body");
     std::vector<BodySettings> bodies;
-    for (std::size_t i = 0; i < list.node.size(); ++i) {
-      bodies.push_back(read_body(list.item(i)));
-      if (method_is("slave_sph")) check_slave_sph_spacing(list.item(i), bodies.front(), bodies.back());
-    }
+    for (std::size_t i = 0; i < list.node.size(); ++i)
+      bodies.push_back(read_body(list.item(i), bodies.empty() ? nullptr : &bodies.front()));
     return bodies;
   }
 
@@ -189,10 +187,7 @@ class SceneReader {
   // Slave SPH (spec 000 §3.14): one master spacing d = dx / particles_per_cell for the whole scene
   // (the slaves' lattice and quadrature volume), and a block cell of at least 2h + d/2 with h = d,
   // so that the one-cell particle halo holds every neighbour within 2h after a step's motion.
-  void check_slave_sph_spacing(const Cursor& map, const BodySettings& first, const BodySettings& body) {
-    const scene::NestedReaders examples_read_elsewhere = {{"examples", [](const Cursor&) {}}};
-    const MapReader reader(map, body_schema().keys_of(*body_schema().find_shape(body.shape)),
-                           dimension_source(), examples_read_elsewhere);
+  void check_slave_sph_spacing(const MapReader& reader, const BodySettings& first, const BodySettings& body) {
     if (body.particles_per_cell < 3)
       reader.fail("particles_per_cell",
                   "slave_sph needs at least 3 (the block cell dx must hold the kernel support 2h = 2d "
@@ -204,10 +199,10 @@ class SceneReader {
                       std::to_string(first.particles_per_cell) + ")");
   }
 
-  BodySettings read_body(const Cursor& map) {
-    const ShapeListSchema& schema = body_schema();
-    const ShapeSchema& shape = *schema.find_shape(selector(map, schema.common_keys.front()));
-    const std::vector<KeySchema> keys = schema.keys_of(shape);
+  // `first`: the scene's first body, null when this is it.
+  BodySettings read_body(const Cursor& map, const BodySettings* first) {
+    const ShapeSchema& shape = selected(map, body_schema());
+    const std::vector<KeySchema> keys = body_schema().keys_of(shape);
     BodySettings settings;
     const scene::NestedReaders nested = {
         {"examples", [&](const Cursor& c) { settings.examples = read_examples(c); }}};
@@ -225,6 +220,7 @@ class SceneReader {
     if (knows(keys, "axis")) settings.axis = body.axis("axis");
     if (knows(keys, "height")) settings.height = body.real("height");
     if (knows(keys, "path")) settings.path = existing_file(body.cursor("path"));
+    if (method_is("slave_sph")) check_slave_sph_spacing(body, first ? *first : settings, settings);
     return settings;
   }
 
@@ -256,16 +252,25 @@ class SceneReader {
                                        std::to_string(settings.examples.size()) + " examples");
   }
 
+  // The schema's item type `map` selects with its first key (a body's shape, an example's type).
+  const ShapeSchema& selected(const Cursor& map, const ShapeListSchema& schema) {
+    return *schema.find_shape(selector(map, schema.common_keys.front()));
+  }
+
+  template <class Read>
+  auto read_items(const Cursor& list, Read read) {
+    std::vector<decltype(read(list))> items;
+    for (std::size_t i = 0; i < list.node.size(); ++i) items.push_back(read(list.item(i)));
+    return items;
+  }
+
   std::vector<ExampleSettings> read_examples(const Cursor& list) {
-    std::vector<ExampleSettings> examples;
-    for (std::size_t i = 0; i < list.node.size(); ++i) examples.push_back(read_example(list.item(i)));
-    return examples;
+    return read_items(list, [&](const Cursor& item) { return read_example(item); });
   }
 
   ExampleSettings read_example(const Cursor& map) {
-    const ShapeListSchema& schema = example_schema();
-    const ShapeSchema& type = *schema.find_shape(selector(map, schema.common_keys.front()));
-    const std::vector<KeySchema> keys = schema.keys_of(type);
+    const ShapeSchema& type = selected(map, example_schema());
+    const std::vector<KeySchema> keys = example_schema().keys_of(type);
     const MapReader example(map, keys, dimension_source());
     ExampleSettings settings;
     settings.type = type.name;
@@ -279,15 +284,12 @@ class SceneReader {
   }
 
   std::vector<ColliderSettings> read_colliders(const Cursor& list) {
-    std::vector<ColliderSettings> colliders;
-    for (std::size_t i = 0; i < list.node.size(); ++i) colliders.push_back(read_collider(list.item(i)));
-    return colliders;
+    return read_items(list, [&](const Cursor& item) { return read_collider(item); });
   }
 
   ColliderSettings read_collider(const Cursor& map) {
-    const ShapeListSchema& schema = collider_schema();
-    const ShapeSchema& shape = *schema.find_shape(selector(map, schema.common_keys.front()));
-    const std::vector<KeySchema> keys = schema.keys_of(shape);
+    const ShapeSchema& shape = selected(map, collider_schema());
+    const std::vector<KeySchema> keys = collider_schema().keys_of(shape);
     const MapReader collider(map, keys, dimension_source());
     ColliderSettings settings;
     settings.shape = shape.name;

@@ -24,7 +24,6 @@
 #include <vector>
 
 #include "app/CatalystOutput.hpp"
-#include "bodies/BodySeeder.hpp"
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
 #include "methods/Method.hpp"
@@ -96,13 +95,9 @@ Sample run_once(MPI_Comm comm, const Scene& scene, int steps, CatalystOutput& ca
                 std::uint64_t& particles, double& persistent) {
   std::unique_ptr<Method> method = make_method(scene);
   ParticleSet ps = make_particles(*method, scene.dimension);
-  seed_bodies(comm, scene, ps);
+  method->seed(comm, scene, ps);
   persistent = static_cast<double>(ps.bytes_per_particle());
-  BlockGeometry g;
-  g.dimension = scene.dimension;
-  g.dx = scene.grid.dx;
-  g.block = scene.grid.block;
-  Space space(comm, g, std::move(ps));
+  Space space(comm, geometry_of(scene), std::move(ps));
   space.distribute();
   method->initialize(space);
   particles = space.global_particles();

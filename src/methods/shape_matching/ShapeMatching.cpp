@@ -20,17 +20,16 @@ enum Stage { kHalo, kFit, kProject, kExchange, kIntegrate, kMigrate };
 
 ShapeMatching::ShapeMatching(const Scene& scene)
     : settings_(scene.shape_matching),
-      bodies_(scene.bodies),
       gravity_(scene.gravity),
       colliders_(scene.colliders, 3),
       clock_({"halo", "fit", "projection", "exchange", "integrate", "migrate"}) {
   for (const auto& [name, material] : scene.materials) densities_.push_back(material.params.at("density"));
-  for (const BodySettings& body : bodies_) n_max_ = std::max(n_max_, static_cast<int>(body.examples.size()));
+  for (const BodySettings& body : scene.bodies) examples_.push_back(static_cast<int>(body.examples.size()));
+  n_max_ = *std::max_element(examples_.begin(), examples_.end());
   if (n_max_ > 63) throw Error(scene.source_path + ": shape_matching takes at most 63 examples per body");
   components_ = 6 * std::max(1, n_max_);
   count_groups(scene);
   rotation_kind_ = settings_.rotation == "A" ? kFromA : settings_.rotation == "Apq" ? kFromApq : kMatched;
-  for (const BodySettings& body : bodies_) has_examples_.push_back(!body.examples.empty());
 }
 
 void ShapeMatching::count_groups(const Scene& scene) {
@@ -73,7 +72,10 @@ void ShapeMatching::advance(Space& space, Real t, Real dt) {
     gather_local(space);
     build_rings(space);
   });
-  clock_.time(kFit, [&] { fit_regions(space); });
+  clock_.time(kFit, [&] {
+    fit_regions(space);
+    check_reach(space);
+  });
   clock_.time(kProject, [&] { project(space); });
   clock_.time(kExchange,
               [&] { space.halo().update_values(frames_.data(), kFrame, frames_.data() + kFrame * n_own_); });
@@ -104,42 +106,37 @@ void ShapeMatching::gather_local(Space& space) {
 }
 
 // Members of each owned region as combined indices, in the ring's id order. Particles keep their
-// order from step to step unless they changed blocks, so the lookups are usually skipped. The halo
-// holds every particle within one cell of the owned blocks, so a member is certain to be found only
-// while it is less than grid.dx from its region's centre on every axis: a member farther than that
-// stops every rank, whether or not this partition happened to find it, so that a run fails or
-// succeeds alike on any rank count.
+// order from step to step unless they changed blocks, so the lookups are usually skipped. Members
+// that are not here are counted in beyond_ (see check_reach).
 void ShapeMatching::build_rings(const Space& space) {
-  long beyond = 0;
-  if (ids_ != ring_built_for_) {
-    index_.build(ids_.data(), n_);
-    const std::int32_t* ring = space.particles().int32("ring");
-    const int capacity = settings_.max_ring;
-    ring_offset_.assign(1, 0);
-    ring_member_.clear();
-    for (std::size_t r = 0; r < n_own_; ++r) {
-      for (int k = 0; k < capacity && ring[capacity * r + k] >= 0; ++k) {
-        const std::uint32_t c = index_.find(static_cast<ParticleId>(ring[capacity * r + k]));
-        if (c == IdIndex::kAbsent)
-          ++beyond;
-        else
-          ring_member_.push_back(c);
-      }
-      ring_offset_.push_back(static_cast<std::uint32_t>(ring_member_.size()));
+  beyond_ = 0;
+  if (ids_ == ring_built_for_) return;
+  index_.build(ids_.data(), n_);
+  const std::int32_t* ring = space.particles().int32("ring");
+  const int capacity = settings_.max_ring;
+  ring_offset_.assign(1, 0);
+  ring_member_.clear();
+  for (std::size_t r = 0; r < n_own_; ++r) {
+    for (int k = 0; k < capacity && ring[capacity * r + k] >= 0; ++k) {
+      const std::uint32_t c = index_.find(static_cast<ParticleId>(ring[capacity * r + k]));
+      if (c == IdIndex::kAbsent)
+        ++beyond_;
+      else
+        ring_member_.push_back(c);
     }
-    ring_built_for_ = beyond == 0 ? ids_ : std::vector<ParticleId>{};
+    ring_offset_.push_back(static_cast<std::uint32_t>(ring_member_.size()));
   }
-  const Real reach = space.geometry().dx;
-  for (std::size_t r = 0; r < n_own_; ++r)
-    for (std::size_t k = ring_offset_[r]; k < ring_offset_[r + 1]; ++k) {
-      const std::uint32_t j = ring_member_[k];
-      const Real d = std::max({std::fabs(x_[3 * j] - x_[3 * r]), std::fabs(x_[3 * j + 1] - x_[3 * r + 1]),
-                               std::fabs(x_[3 * j + 2] - x_[3 * r + 2])});
-      beyond += !(d < reach);
-    }
-  MPI_Allreduce(MPI_IN_PLACE, &beyond, 1, MPI_LONG, MPI_SUM, space.comm());
-  if (beyond > 0)
-    throw Error("shape_matching: " + std::to_string(beyond) +
+  ring_built_for_ = beyond_ == 0 ? ids_ : std::vector<ParticleId>{};
+}
+
+// The halo holds every particle within one cell of the owned blocks, so a member is certain to be
+// found only while it is less than grid.dx from its region's centre on every axis. A member
+// farther than that (counted by fit_regions) or missing stops every rank, whether or not this
+// partition happened to find it, so that a run fails or succeeds alike on any rank count.
+void ShapeMatching::check_reach(const Space& space) {
+  MPI_Allreduce(MPI_IN_PLACE, &beyond_, 1, MPI_LONG, MPI_SUM, space.comm());
+  if (beyond_ > 0)
+    throw Error("shape_matching: " + std::to_string(beyond_) +
                 " region members are a cell (grid.dx) or more from their region's centre: mesh edges "
                 "stretched beyond the particle halo's reach; raise grid.dx");
 }
@@ -149,6 +146,7 @@ void ShapeMatching::fit_regions(Space& space) {
   const Real* aqq_inv = space.particles().real("aqq_inv");
   Real* descriptor = space.particles().real("stretch");
   const std::int32_t* body = space.particles().int32("body");
+  const Real reach = space.geometry().dx;
   rotation_.resize(9 * n_own_);
   for (std::size_t r = 0; r < n_own_; ++r) {
     const std::uint32_t* member = &ring_member_[ring_offset_[r]];
@@ -158,6 +156,9 @@ void ShapeMatching::fit_regions(Space& space) {
       const std::uint32_t j = member[k];
       mass += share_[j];
       for (int a = 0; a < 3; ++a) c[a] += share_[j] * x_[3 * j + a];
+      const Real d = std::max({std::fabs(x_[3 * j] - x_[3 * r]), std::fabs(x_[3 * j + 1] - x_[3 * r + 1]),
+                               std::fabs(x_[3 * j + 2] - x_[3 * r + 2])});
+      beyond_ += !(d < reach);
     }
     for (int a = 0; a < 3; ++a) c[a] /= mass;
     const Real* c0 = &centroid0_[3 * r];
@@ -173,7 +174,7 @@ void ShapeMatching::fit_regions(Space& space) {
     if (rotation_kind_ == kMatched) {
       // R_r waits for S̃_r (project); S_r is only needed to project onto examples.
       Eigen::Map<RowMat3>{&rotation_[9 * r]} = apq;
-      if (has_examples_[body[r]])
+      if (examples_[body[r]] > 0)
         shape_matching::vec6(shape_matching::polar(A).S - Mat3::Identity(), descriptor + 6 * r);
       else
         std::fill_n(descriptor + 6 * r, 6, 0.0);
@@ -209,14 +210,14 @@ void ShapeMatching::project(Space& space) {
     Real w[64];
     for (std::size_t r = 0; r < n_own_; ++r) {
       if (group[r] < 0) continue;
-      const int n = static_cast<int>(bodies_[body[r]].examples.size());
+      const int n = examples_[body[r]];
       least_squares(r, n, w);
       for (int k = 0; k < n; ++k) terms_[group[r] * n_max_ + k].push_back(w[k]);
     }
     group_w = reproducible_sums(space.comm(), terms_);
   }
   for (std::size_t r = 0; r < n_own_; ++r) {
-    const int n = static_cast<int>(bodies_[body[r]].examples.size());
+    const int n = examples_[body[r]];
     Real w[64], W[65];
     if (group[r] >= 0)
       std::copy_n(&group_w[group[r] * n_max_], n, w);

@@ -44,6 +44,7 @@ class ShapeMatching final : public Method {
   void gather_local(Space& space);
   void build_rings(const Space& space);
   void fit_regions(Space& space);
+  void check_reach(const Space& space);
   void project(Space& space);
   void integrate(Space& space, Real t, Real dt);
   void collide(Real* x, Real* v, Real t) const;
@@ -55,8 +56,7 @@ class ShapeMatching final : public Method {
 
   ShapeMatchingSettings settings_;
   enum RotationKind { kMatched, kFromApq, kFromA } rotation_kind_;
-  std::vector<char> has_examples_;  // per body
-  std::vector<BodySettings> bodies_;
+  std::vector<int> examples_;    // per body: its number of examples
   std::vector<Real> densities_;  // per material, the scene's key order
   std::vector<int> group_base_;  // per body; −1 for per-region groups
   int groups_ = 0;
@@ -74,6 +74,7 @@ class ShapeMatching final : public Method {
   std::vector<std::uint32_t> ring_offset_, ring_member_;
   std::vector<ParticleId> ring_built_for_;  // ids_ when the CSR was built
   IdIndex index_;
+  long beyond_ = 0;  // region members missing or beyond the halo's reach in this step
   // Per owned region: R_r (9), or A_pq for the matched rotation; frames (T_r, c_r) of owned and
   // halo regions.
   std::vector<Real> rotation_, frames_;

@@ -15,6 +15,7 @@
 #include "bodies/TetMesher.hpp"
 #include "core/Mpi.hpp"
 #include "core/ReproducibleSum.hpp"
+#include "io/CollectiveError.hpp"
 #include "methods/shape_matching/ExampleProjection.hpp"
 #include "methods/shape_matching/ExampleShapes.hpp"
 #include "methods/shape_matching/RegionPolar.hpp"
@@ -32,18 +33,6 @@ struct BodyMesh {
   std::vector<std::vector<Real>> examples;  // x^1..x^n
 };
 
-template <class T>
-void broadcast(MPI_Comm comm, std::vector<T>& values) {
-  std::uint64_t count = values.size();
-  MPI_Bcast(&count, 1, MPI_UINT64_T, 0, comm);
-  values.resize(count);
-  auto* bytes = reinterpret_cast<unsigned char*>(values.data());
-  const std::size_t total = count * sizeof(T);
-  for (std::size_t at = 0; at < total; at += INT_MAX / 2)
-    MPI_Bcast(bytes + at, static_cast<int>(std::min<std::size_t>(INT_MAX / 2, total - at)), MPI_BYTE, 0,
-              comm);
-}
-
 // P1: meshed (or read) on rank 0 and sent to every rank; an error there stops every rank.
 BodyMesh load_body(MPI_Comm comm, const BodySettings& body, Real spacing) {
   BodyMesh b;
@@ -55,13 +44,11 @@ BodyMesh load_body(MPI_Comm comm, const BodySettings& body, Real spacing) {
     } catch (const Error& e) {
       error = e.what();
     }
-  std::vector<char> text(error.begin(), error.end());
-  broadcast(comm, text);
-  if (!text.empty()) throw Error(std::string(text.begin(), text.end()));
-  broadcast(comm, b.mesh.vertices);
-  broadcast(comm, b.mesh.tets);
+  raise_collectively(comm, error);
+  mpi::broadcast(b.mesh.vertices, 0, comm);
+  mpi::broadcast(b.mesh.tets, 0, comm);
   b.examples.resize(body.examples.size());
-  for (auto& x : b.examples) broadcast(comm, x);
+  for (auto& x : b.examples) mpi::broadcast(x, 0, comm);
   return b;
 }
 
@@ -295,8 +282,8 @@ void ShapeMatching::seed(MPI_Comm comm, const Scene& scene, ParticleSet& ps) {
   std::vector<Local> locals;
   std::vector<std::vector<double>> gram_terms(static_cast<std::size_t>(groups_) * n_max_ * n_max_);
   ParticleId id_base = 0;
-  for (std::size_t b = 0; b < bodies_.size(); ++b) {
-    const BodySetup body(comm, scene, b, densities_.at(material_index(scene, bodies_[b].material)));
+  for (std::size_t b = 0; b < examples_.size(); ++b) {
+    const BodySetup body(comm, scene, b, densities_.at(material_index(scene, scene.bodies[b].material)));
     const std::size_t nv = body.vertices();
     if (id_base + nv > static_cast<ParticleId>(INT32_MAX))
       throw Error(
@@ -304,7 +291,7 @@ void ShapeMatching::seed(MPI_Comm comm, const Scene& scene, ParticleSet& ps) {
     const int n = body.examples();
     const std::size_t first = nv * rank / ranks, last = nv * (rank + 1) / ranks, at = ps.size();
     ps.resize(at + (last - first));
-    std::fill_n(ps.int32("material") + at, last - first, material_index(scene, bodies_[b].material));
+    std::fill_n(ps.int32("material") + at, last - first, material_index(scene, scene.bodies[b].material));
     Local local{b, at, last - first, {}};
     for (std::size_t v = first; v < last; ++v) {
       const std::vector<Real> lifted = seed_vertex(body, b, v, id_base, ps, at + v - first);
@@ -337,7 +324,7 @@ void ShapeMatching::seed(MPI_Comm comm, const Scene& scene, ParticleSet& ps) {
   Real* projection = ps.real("projection");
   const std::int32_t* group = ps.int32("group");
   for (const Local& local : locals) {
-    const int n = static_cast<int>(bodies_[local.body].examples.size());
+    const int n = examples_[local.body];
     for (std::size_t i = 0; i < local.count; ++i) {
       const std::size_t p = local.first + i;
       std::fill_n(&projection[components_ * p], components_, 0.0);

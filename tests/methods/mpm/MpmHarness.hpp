@@ -1,49 +1,23 @@
 #pragma once
-// Runs an MPM scene in-process: parse, seed, distribute, initialise, step. For tests that need
-// the particle state between steps.
+// Runs an MPM scene in-process (support/MethodRun.hpp) with the MPM step, for tests that need the
+// particle state between steps.
 #include <iterator>
 #include <memory>
 #include <string>
 
-#include "bodies/BodySeeder.hpp"
 #include "core/Mpi.hpp"
 #include "methods/mpm/Mpm.hpp"
-#include "methods/mpm/materials/Materials.hpp"
-#include "scene/SceneLoader.hpp"
+#include "support/MethodRun.hpp"
 
 namespace nendo::testing {
 
-struct MpmRun {
-  Scene scene;
-  std::unique_ptr<Method> method;
-  std::unique_ptr<Space> space;
-  Real time = 0;
-  long steps = 0;
-
-  // extra_fields: additional Real particle fields (name, components) added before seeding, e.g.
-  // {"body_force", d} for the optional external acceleration the MPM step reads.
+struct MpmRun : MethodRun {
+  // extra_fields: e.g. {"body_force", d} for the optional external acceleration the MPM step reads.
   MpmRun(MPI_Comm comm, const std::string& yaml, const std::vector<std::string>& overrides = {},
-         const std::vector<std::pair<std::string, int>>& extra_fields = {}) {
-    register_mpm_material_schemas();
-    scene = parse_scene(yaml, "test.yaml", overrides);
-    method = std::make_unique<Mpm>(scene);
-    ParticleSet ps = make_particles(*method, scene.dimension);
-    for (const auto& [name, components] : extra_fields) ps.add_field(name, FieldType::Real, components);
-    seed_bodies(comm, scene, ps);
-    BlockGeometry g;
-    g.dimension = scene.dimension;
-    g.dx = scene.grid.dx;
-    g.block = scene.grid.block;
-    space = std::make_unique<Space>(comm, g, std::move(ps));
-    space->distribute();
-    method->initialize(*space);
-  }
+         const std::vector<std::pair<std::string, int>>& extra_fields = {})
+      : MethodRun(comm, yaml, overrides, extra_fields,
+                  [](const Scene& s) -> std::unique_ptr<Method> { return std::make_unique<Mpm>(s); }) {}
 
-  void step(Real dt) {
-    method->advance(*space, time, dt);
-    time += dt;
-    ++steps;
-  }
   ParticleSet& particles() { return space->particles(); }
   // Mass of local particle p: ρ V⁰ of its material (MPM particles carry no mass field).
   Real mass(std::size_t p) {

@@ -8,9 +8,8 @@
 
 #include "core/Mpi.hpp"
 #include "decomposition/GlobalView.hpp"
-#include "methods/mpm/materials/Materials.hpp"
 #include "methods/shape_matching/ShapeMatching.hpp"
-#include "scene/SceneLoader.hpp"
+#include "support/MethodRun.hpp"
 
 namespace nendo::testing {
 
@@ -20,33 +19,8 @@ struct SmVertex {
   Real x[3], v[3], rest[3], weights[4], stretch[12], projection[12], mass, descriptor[6];
 };
 
-struct SmRun {
-  Scene scene;
-  std::unique_ptr<Method> method;
-  std::unique_ptr<Space> space;
-  Real time = 0;
-
-  SmRun(MPI_Comm comm, const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-    register_mpm_material_schemas();
-    scene = parse_scene(yaml, "test.yaml", overrides);
-    method = make_method(scene);
-    ParticleSet ps = make_particles(*method, scene.dimension);
-    method->seed(comm, scene, ps);
-    BlockGeometry g;
-    g.dimension = scene.dimension;
-    g.dx = scene.grid.dx;
-    g.block = scene.grid.block;
-    space = std::make_unique<Space>(comm, g, std::move(ps));
-    space->distribute();
-    method->initialize(*space);
-  }
-  void step() {
-    method->advance(*space, time, *scene.time.dt);
-    time += *scene.time.dt;
-  }
-  void steps(int n) {
-    for (int k = 0; k < n; ++k) step();
-  }
+struct SmRun : MethodRun {
+  using MethodRun::MethodRun;
 
   // Every vertex of every rank, sorted by id, on every rank (up to 2 examples). Collective.
   std::vector<SmVertex> gather() const {

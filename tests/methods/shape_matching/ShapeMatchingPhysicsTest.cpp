@@ -89,7 +89,7 @@ TEST(ShapeMatchingPhysics, TwistKeptOnTheFloorGrowsWithBeta) {
   for (const char* beta : {"0", "0.9", "0.99", "0.995", "0.999"}) {
     SmRun run(MPI_COMM_WORLD, spec_bar("initial_example: 1",
                                        std::string("shape_matching: {damping: 0.02, beta: ") + beta + "}\n"));
-    run.steps(600);
+    run.advance(600);
     const std::vector<SmVertex> vs = run.gather();
     kept.push_back(std::fabs(twist_degrees(vs)));
     Real w = 0;
@@ -116,7 +116,7 @@ TEST(ShapeMatchingPhysics, PerRegionGroupsLocaliseTheExampleEffect) {
     std::string scene = spec_bar(std::string("groups: ") + groups, "");
     scene.replace(scene.find("colliders:"), std::string::npos, incline);
     SmRun run(MPI_COMM_WORLD, scene, {"bodies.0.min=[0, 0.5, 0]", "bodies.0.max=[0.96, 0.74, 0.24]"});
-    run.steps(72);  // 1.2 s: the bar has hit the incline and slides
+    run.advance(72);  // 1.2 s: the bar has hit the incline and slides
     Real mean = 0, square = 0;
     const std::vector<SmVertex> vs = run.gather();
     for (const SmVertex& v : vs)
@@ -178,7 +178,7 @@ TEST(ShapeMatchingPhysics, CarsDeformTowardTheirOwnExamples) {
       "colliders:\n  - {shape: plane, point: [0, 0, 0], normal: [0, 1, 0], friction: 0.5}\n"
       "  - {shape: plane, point: [1.3, 0, 0], normal: [-1, 0, 0], friction: 0.5}\n";
   SmRun run(MPI_COMM_WORLD, scene);
-  run.steps(90);  // 1.5 s: the cars hit the wall at 0.1 s
+  run.advance(90);  // 1.5 s: the cars hit the wall at 0.1 s
   const std::vector<SmVertex> vs = run.gather();
   const std::size_t per_car = vs.size() / 2;
   // correlation[c][e]: car c's descriptor against example e (the examples share the vertex order).

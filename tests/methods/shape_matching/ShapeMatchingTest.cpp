@@ -266,8 +266,8 @@ TEST(ShapeMatching, BetaZeroIsShapeMatchingWithoutExamples) {
                        floor + "shape_matching: {beta: 0}\n"),
              {"gravity=[0, -9.8, 0]"});
   SmRun without(MPI_COMM_WORLD, bar_scene("velocity: [0.5, -1, 0]", floor), {"gravity=[0, -9.8, 0]"});
-  with.steps(40);
-  without.steps(40);
+  with.advance(40);
+  without.advance(40);
   const std::vector<SmVertex> a = with.gather(), b = without.gather();
   ASSERT_EQ(a.size(), b.size());
   Real moved = 0;
@@ -333,7 +333,7 @@ TEST(ShapeMatching, AgreesWithADirectImplementationOfMuller2005) {
   const std::string body = "examples: [{type: twist, angle: 120}], initial_example: 1";
   SmRun run(MPI_COMM_WORLD, bar_scene(body, "shape_matching: {beta: 0, alpha: 0.7}\n", 9, 4, 3),
             {"gravity=[0, -9.8, 0]"});
-  run.steps(30);
+  run.advance(30);
   const TetMesh mesh = box_tet_mesh({0, 0, 0}, {0.32, 0.12, 0.08}, 0.04);
   ExampleSettings twist;
   twist.type = "twist", twist.angle = 120;
@@ -370,7 +370,7 @@ TEST(ShapeMatching, AngularMomentumIsConservedWithLeastSquaresRotations) {
   SmRun a(MPI_COMM_WORLD, bar_scene(body, "shape_matching: {beta: 0, rotation: A}\n"));
   Real speed = 0;
   for (int k = 0; k < 10; ++k) {
-    for (SmRun* run : {&matched, &apq, &a}) run->steps(20);
+    for (SmRun* run : {&matched, &apq, &a}) run->advance(20);
     const std::vector<SmVertex> m = matched.gather(), q = apq.gather();
     speed = std::max(speed, max_speed(m));
     EXPECT_LT(angular_momentum(m).norm(), 1e-12) << "step " << 20 * (k + 1);
@@ -403,8 +403,8 @@ TEST(ShapeMatching, BitwiseIdenticalOnAnyRankCount) {
       "colliders: [{shape: plane, point: [0, 0, 0], normal: [0, 1, 0], friction: 0.5}]\n";
   SmRun everyone(MPI_COMM_WORLD, scene);
   SmRun alone(MPI_COMM_SELF, scene);
-  everyone.steps(50);
-  alone.steps(50);
+  everyone.advance(50);
+  alone.advance(50);
   const std::vector<SmVertex> a = everyone.gather(), b = alone.gather();
   ASSERT_EQ(a.size(), b.size());
   for (std::size_t i = 0; i < a.size(); ++i) {

@@ -7,12 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "bodies/BodySeeder.hpp"
 #include "core/Mpi.hpp"
 #include "decomposition/GlobalView.hpp"
-#include "methods/mpm/materials/Materials.hpp"
 #include "methods/slave_sph/SlaveSph.hpp"
-#include "scene/SceneLoader.hpp"
+#include "support/MethodRun.hpp"
 
 namespace nendo::testing {
 
@@ -23,34 +21,9 @@ struct SphParticle {
   Real x[3], v[3], F[9], volume, mass;
 };
 
-struct SphRun {
-  Scene scene;
-  std::unique_ptr<Method> method;
-  std::unique_ptr<Space> space;
-  Real time = 0;
-  long steps = 0;
-
-  SphRun(MPI_Comm comm, const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-    register_mpm_material_schemas();
-    scene = parse_scene(yaml, "test.yaml", overrides);
-    method = make_method(scene);
-    ParticleSet ps = make_particles(*method, scene.dimension);
-    seed_bodies(comm, scene, ps);
-    BlockGeometry g;
-    g.dimension = scene.dimension;
-    g.dx = scene.grid.dx;
-    g.block = scene.grid.block;
-    space = std::make_unique<Space>(comm, g, std::move(ps));
-    space->distribute();
-    method->initialize(*space);
-  }
+struct SphRun : MethodRun {
+  using MethodRun::MethodRun;
   SlaveSph& sph() { return static_cast<SlaveSph&>(*method); }
-  void step() { step(*scene.time.dt); }
-  void step(Real dt) {
-    method->advance(*space, time, dt);
-    time += dt;
-    ++steps;
-  }
   void run_to(Real end) {
     while (time < end - 1e-12) step();
   }
