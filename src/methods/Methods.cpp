@@ -7,6 +7,7 @@
 #include "methods/Method.hpp"
 #include "methods/ballistic/Ballistic.hpp"
 #include "methods/mpm/Mpm.hpp"
+#include "methods/pbd_powder/PbdPowder.hpp"
 #include "methods/shape_matching/ShapeMatching.hpp"
 #include "methods/slave_sph/SlaveSph.hpp"
 
@@ -20,6 +21,7 @@ static const std::map<std::string, MethodFactory>& methods() {
       {"mpm", [](const Scene& s) { return std::make_unique<Mpm>(s); }},
       {"slave_sph", [](const Scene& s) { return std::make_unique<SlaveSph>(s); }},
       {"shape_matching", [](const Scene& s) { return std::make_unique<ShapeMatching>(s); }},
+      {"pbd_powder", [](const Scene& s) { return std::make_unique<PbdPowder>(s); }},
   };
   return registry;
 }

@@ -5,6 +5,7 @@
 // is generated from. Choices (method, kernel, shape, ...) are kept as the validated names.
 #include <map>
 #include <optional>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -148,6 +149,47 @@ struct ShapeMatchingSettings {
   int max_ring = 32;                 // largest region (a vertex and its 1-ring) the particles hold
 };
 
+// Powder by position based dynamics with state transitions (spec 003); names follow the spec's
+// symbols. Particles are Δx = spacing apart, h = support·Δx; one nendo step is one frame.
+struct PbdPowderSettings {
+  Real spacing = 0.005;  // Δx (m)
+  Real support = 2;      // h / Δx
+  int substeps = 8;      // n_sub per frame (§10 B1)
+  int iterations = 4;    // n_iter Jacobi iterations per substep
+  Real relaxation = 0.01;              // ε_rel: ε = ε_rel D_0 in λ (§5.4); 0: the paper's Eq. (4)
+  std::string rest_distance = "mean";  // mean: d̄_0 of the lattice (§5.3) | contact: d = Δx
+  std::string rest_constraint = "pairs";  // sum: Eq. (5) | pairs: frozen pair distances (§10 B5)
+  bool transitions = true;             // false: every particle keeps its initial state
+  std::string initial_state = "flow";  // of body particles (emitted ones start flowing)
+  Real density_rate = 10;              // τ_ρ (1/s), Eq. (8); the spec's 3 lets heaps melt (calibrated)
+  std::string density_change = "magnitude";  // magnitude | dilation (§10 B8)
+  Real speed_factor = 1;               // τ_v = speed_factor √(|g| h), Eq. (9)
+  std::string rest_when = "above";     // above: the paper (§10 B6) | below: the ablation
+  int transition_frames = 5;           // K_vis: frames a changed particle is tagged (§4.4)
+  bool scorr = false;                  // artificial pressure (§3.3, B4)
+  bool unilateral = true;              // clamp F_i ≥ 0 (B4); the spec's default is false
+  bool contact = true;                 // particles kept Δx apart (an extension)
+  Real xsph = 0;                       // XSPH viscosity c (§3.3)
+  Real vorticity = 0;                  // vorticity confinement ε_vort (§3.3)
+};
+
+// A source of powder particles (spec 003 §8): a lattice of spacing Δx in a disc (one layer per
+// emission) or a box, emitted every frame or at a rate, until `count` particles.
+struct EmitterSettings {
+  std::string shape;  // disc | box
+  std::string material;
+  Vec3 center{};      // disc
+  Real radius = 0;    // disc
+  int axis = 1;       // disc: its normal
+  Vec3 min{}, max{};  // box
+  Vec3 velocity{};
+  std::optional<Real> rate;  // particles per second; unset: one emission per frame
+  std::uint64_t count = 0;   // emission stops at this many particles
+  Real start = 0;            // time of the first emission (s)
+  Real jitter = 0.01;        // positions jittered by ± jitter Δx
+  std::uint64_t seed = 1;
+};
+
 struct Scene {
   int format = 0;
   std::string method;  // mpm | slave_sph | shape_matching | pbd_powder | fem
@@ -165,6 +207,8 @@ struct Scene {
   ImplicitSettings implicit;
   SlaveSphSettings slave_sph;
   ShapeMatchingSettings shape_matching;
+  PbdPowderSettings pbd_powder;
+  std::vector<EmitterSettings> emitters;
   std::string source_path;             // as given to the loader
   std::string source_text;             // the file as read, before overrides
   std::vector<std::string> overrides;  // the --set key.path=value strings applied, in order

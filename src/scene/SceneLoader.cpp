@@ -79,6 +79,8 @@ class SceneReader {
         {"implicit", [&](const Cursor& c) { scene.implicit = read_implicit(c); }},
         {"slave_sph", [&](const Cursor& c) { scene.slave_sph = read_slave_sph(c); }},
         {"shape_matching", [&](const Cursor& c) { scene.shape_matching = read_shape_matching(c); }},
+        {"pbd_powder", [&](const Cursor& c) { scene.pbd_powder = read_pbd_powder(c); }},
+        {"emitters", [&](const Cursor& c) { scene.emitters = read_emitters(c); }},
     };
     const MapReader top(root(), top_level_keys(), dimension_source(), sections);
     scene.format = top.integer("nendo");
@@ -89,6 +91,7 @@ class SceneReader {
       top.fail("dimension", "slave_sph is three-dimensional (its kernel, Eq. 3, is the 3D cubic spline)");
     if (scene.method == "shape_matching" && scene.dimension != 3)
       top.fail("dimension", "shape_matching is three-dimensional (its bodies are tetrahedral meshes)");
+    check_sources(top, scene);
     if (!scene.output.every && !scene.output.every_steps) scene.output.every = scene.time.end / 100;
     return scene;
   }
@@ -171,8 +174,24 @@ class SceneReader {
     return entry->value.node.Scalar();
   }
 
+  // Every method needs bodies, except that pbd_powder may pour all its particles from emitters;
+  // and pbd_powder's halo must hold a neighbourhood after a substep (spec 003 §11).
+  void check_sources(const MapReader& top, const Scene& scene) {
+    const bool powder = scene.method == "pbd_powder";
+    if (!powder && !scene.emitters.empty()) top.fail("emitters", "are a pbd_powder feature");
+    if (scene.bodies.empty() && scene.emitters.empty())
+      top.fail("bodies", powder ? "must list at least one body, or the scene needs emitters"
+                                : "must list at least one body");
+    if (!powder) return;
+    const Real h = scene.pbd_powder.support * scene.pbd_powder.spacing;
+    if (scene.grid.dx < 1.8 * h * (1 - 1e-9))
+      top.fail("grid", fmt::format("dx {} is below 1.8 h = {} (h = pbd_powder.support x spacing = {}): the "
+                                   "particle halo of one cell must hold the neighbours within h after a "
+                                   "substep's motion of up to 0.4 h",
+                                   format_number(scene.grid.dx), format_number(1.8 * h), format_number(h)));
+  }
+
   std::vector<BodySettings> read_bodies(const Cursor& list) {
-    if (list.node.size() == 0) list.fail("must list at least one body");
     std::vector<BodySettings> bodies;
     for (std::size_t i = 0; i < list.node.size(); ++i)
       bodies.push_back(read_body(list.item(i), bodies.empty() ? nullptr : &bodies.front()));
@@ -221,6 +240,8 @@ class SceneReader {
     if (knows(keys, "height")) settings.height = body.real("height");
     if (knows(keys, "path")) settings.path = existing_file(body.cursor("path"));
     if (method_is("slave_sph")) check_slave_sph_spacing(body, first ? *first : settings, settings);
+    if (method_is("pbd_powder") && body.has("particles_per_cell"))
+      body.fail("particles_per_cell", "is not used by pbd_powder: its particles are pbd_powder.spacing apart");
     return settings;
   }
 
@@ -396,6 +417,57 @@ class SceneReader {
     settings.rotation = sm.text("rotation");
     settings.descriptor = sm.text("descriptor");
     settings.max_ring = sm.integer("max_ring");
+    return settings;
+  }
+
+  PbdPowderSettings read_pbd_powder(const Cursor& map) {
+    const MapReader pbd = section(map, "pbd_powder");
+    PbdPowderSettings settings;
+    settings.spacing = pbd.real("spacing");
+    settings.support = pbd.real("support");
+    settings.substeps = pbd.integer("substeps");
+    settings.iterations = pbd.integer("iterations");
+    settings.relaxation = pbd.real("relaxation");
+    settings.rest_distance = pbd.text("rest_distance");
+    settings.rest_constraint = pbd.text("rest_constraint");
+    settings.transitions = pbd.boolean("transitions");
+    settings.initial_state = pbd.text("initial_state");
+    settings.density_rate = pbd.real("density_rate");
+    settings.density_change = pbd.text("density_change");
+    settings.speed_factor = pbd.real("speed_factor");
+    settings.rest_when = pbd.text("rest_when");
+    settings.transition_frames = pbd.integer("transition_frames");
+    settings.scorr = pbd.boolean("scorr");
+    settings.unilateral = pbd.boolean("unilateral");
+    settings.contact = pbd.boolean("contact");
+    settings.xsph = pbd.real("xsph");
+    settings.vorticity = pbd.real("vorticity");
+    return settings;
+  }
+
+  std::vector<EmitterSettings> read_emitters(const Cursor& list) {
+    return read_items(list, [&](const Cursor& item) { return read_emitter(item); });
+  }
+
+  EmitterSettings read_emitter(const Cursor& map) {
+    const ShapeSchema& shape = selected(map, emitter_schema());
+    const std::vector<KeySchema> keys = emitter_schema().keys_of(shape);
+    const MapReader emitter(map, keys, dimension_source());
+    EmitterSettings settings;
+    settings.shape = shape.name;
+    settings.material = material_reference(emitter);
+    settings.velocity = emitter.vector("velocity");
+    settings.rate = emitter.optional_real("rate");
+    settings.count = static_cast<std::uint64_t>(emitter.integer("count"));
+    settings.start = emitter.real("start");
+    settings.jitter = emitter.real("jitter");
+    settings.seed = static_cast<std::uint64_t>(emitter.integer("seed"));
+    if (knows(keys, "center")) settings.center = emitter.vector("center");
+    if (knows(keys, "radius")) settings.radius = emitter.real("radius");
+    if (knows(keys, "axis")) settings.axis = emitter.axis("axis");
+    if (knows(keys, "min")) check_box(emitter, dimension());
+    if (knows(keys, "min")) settings.min = emitter.vector("min");
+    if (knows(keys, "max")) settings.max = emitter.vector("max");
     return settings;
   }
 

@@ -153,6 +153,7 @@ std::string nested_reference(const KeySchema& key) {
   if (key.name == "bodies")
     return shape_list_reference(body_schema()) + shape_list_reference(example_schema());
   if (key.name == "colliders") return shape_list_reference(collider_schema());
+  if (key.name == "emitters") return shape_list_reference(emitter_schema());
   return section_reference(section_schema(key.name));
 }
 

@@ -247,6 +247,77 @@ std::vector<KeySchema> shape_matching_keys() {
   };
 }
 
+std::vector<KeySchema> pbd_powder_keys() {
+  return {
+      KeySchema::real("spacing", "particle spacing dx of bodies and emitters; the particle radius is dx/2")
+          .measured_in("m")
+          .defaults_to("0.005")
+          .above(0),
+      KeySchema::real("support", "kernel support h in particle spacings (section 5.1)").defaults_to("2").above(1),
+      KeySchema::integer("substeps", "PBD substeps per frame (one nendo step is one frame, B1)")
+          .defaults_to("8")
+          .at_least(1),
+      KeySchema::integer("iterations", "Jacobi constraint iterations per substep").defaults_to("4").at_least(1),
+      KeySchema::real("relaxation",
+                      "eps_rel: the constraint-force mixing eps = eps_rel D_0 in lambda (section 5.4); 0 is "
+                      "the paper's Eq. (4)")
+          .defaults_to("0.01")
+          .at_least(0),
+      KeySchema::choice("rest_distance", {"mean", "contact"},
+                        "d of the rest constraint (Eq. 5): mean, the mean neighbour distance of the packed "
+                        "lattice (1.4164 dx for h = 2 dx, section 5.3), or contact, dx (strong cohesion)")
+          .defaults_to("mean"),
+      KeySchema::choice("rest_constraint", {"sum", "pairs"},
+                        "what holds resting particles: sum, the paper's summed distance constraint R_i of Eq. "
+                        "(5) (it fixes only the mean neighbour distance: no shear resistance, heaps slump flat), "
+                        "or pairs, distance constraints to up to 16 resting neighbours within 1.5 spacings at the distances they "
+                        "had when both came to rest (the fallback of section 10 B5, Jakobsen 2001)")
+          .defaults_to("pairs"),
+      KeySchema::boolean("transitions", "false: particles keep their initial state (a pure PBF fluid if flow)")
+          .defaults_to("true"),
+      KeySchema::choice("initial_state", {"flow", "rest"}, "state of body particles at the start (emitted "
+                                                           "particles start flowing)")
+          .defaults_to("flow"),
+      KeySchema::real("density_rate",
+                      "tau_rho: a resting particle flows when its density changes by more than this fraction of "
+                      "rho_0 per second over a frame (Eq. 8); calibrated: with the spec's 3 the density noise "
+                      "of a settled heap (up to 3.5/s in its first frames) turns it back to flow and it melts flat")
+          .measured_in("1/s")
+          .defaults_to("10")
+          .above(0),
+      KeySchema::choice("density_change", {"magnitude", "dilation"},
+                        "what counts as a density change in Eq. (8): its magnitude, or dilation only (B8)")
+          .defaults_to("magnitude"),
+      KeySchema::real("speed_factor",
+                      "tau_v = speed_factor sqrt(|g| h): a flowing particle rests when its speed relative "
+                      "to its neighbours' mean velocity passes tau_v (Eq. 9)")
+          .defaults_to("1")
+          .above(0),
+      KeySchema::choice("rest_when", {"above", "below"},
+                        "direction of the flow-to-rest test of Eq. (9): above tau_v (the paper's text, B6) or "
+                        "below (an ablation)")
+          .defaults_to("above"),
+      KeySchema::integer("transition_frames", "frames a particle is tagged as changing after a transition "
+                                              "(the yellow of Fig. 3; visual only)")
+          .defaults_to("5")
+          .at_least(0),
+      KeySchema::boolean("scorr", "PBF artificial pressure s_corr (k = 0.1, n = 4, dq = 0.2 h; B4)")
+          .defaults_to("false"),
+      KeySchema::boolean("unilateral",
+                         "clamp the density constraint at F_i >= 0: no attraction (B4; the spec's default is "
+                         "false, but the two-sided constraint draws every emitted layer and small cluster into "
+                         "a ball and then bursts it)")
+          .defaults_to("true"),
+      KeySchema::boolean("contact",
+                         "keep particles at least one spacing apart (an extension: the density constraint alone "
+                         "lets sparse particles pass through each other, and a falling stream then piles into "
+                         "overlapping clumps that burst)")
+          .defaults_to("true"),
+      KeySchema::real("xsph", "XSPH viscosity c (Macklin and Mueller use 0.01)").defaults_to("0").at_least(0),
+      KeySchema::real("vorticity", "vorticity confinement strength eps_vort").defaults_to("0").at_least(0),
+  };
+}
+
 std::vector<SectionSchema> make_section_schemas() {
   return {
       {"time", "Time stepping. At least one of dt and cfl is required.", time_keys()},
@@ -270,6 +341,11 @@ std::vector<SectionSchema> make_section_schemas() {
        "that edge length, a file body reads a Gmsh mesh. grid.dx must exceed every edge (the particle "
        "halo is one cell). Materials give the density only.",
        shape_matching_keys()},
+      {"pbd_powder",
+       "Powder by position based dynamics with state transitions (spec 003). One step is one frame "
+       "(time.dt, 1/60 s in the paper) of `substeps` PBD substeps. grid.dx must be at least 1.8 h (the "
+       "one-cell particle halo holds every neighbour after a substep's motion, which is clamped to 0.4 h).",
+       pbd_powder_keys()},
   };
 }
 
@@ -430,6 +506,37 @@ ShapeListSchema make_collider_schema() {
       shapes};
 }
 
+ShapeListSchema make_emitter_schema() {
+  return {
+      "emitters",
+      "Sources of particles (pbd_powder): each emission places a lattice of spacing pbd_powder.spacing in "
+      "the shape, jittered from a fixed seed; ids are unique without communication.",
+      {KeySchema::choice("shape", {"disc", "box"}, "the emitter's geometry").mandatory(),
+       KeySchema::text("material", "name of a material in `materials` (its density gives the mass)").mandatory(),
+       velocity_key("velocity of emitted particles"),
+       KeySchema::real("rate", "particles per second (an emission whenever a whole lattice is due); unset: "
+                               "one emission per frame")
+           .measured_in("1/s")
+           .above(0),
+       KeySchema::integer("count", "emission stops after this many particles (the last emission is cut)")
+           .mandatory()
+           .at_least(1),
+       KeySchema::real("start", "time of the first emission").measured_in("s").defaults_to("0").at_least(0),
+       KeySchema::real("jitter", "positions are jittered by up to this fraction of the spacing")
+           .defaults_to("0.01")
+           .at_least(0)
+           .below(0.5),
+       KeySchema::integer("seed", "seed of the jitter").defaults_to("1").at_least(0)},
+      {{"disc",
+        "a disc of lattice points (a line segment in 2D), one layer per emission; a new layer starts one "
+        "spacing below the last one if that has not moved away yet (B12)",
+        {center_key("centre"), radius_key(),
+         KeySchema::axis("axis", "the disc's normal; emission goes along the velocity").defaults_to("y")}},
+       {"box",
+        "a box of lattice points per emission",
+        {box_corner_key("min", "lowest corner"), box_corner_key("max", "highest corner")}}}};
+}
+
 std::vector<KeySchema> make_top_level_keys() {
   return {
       KeySchema::integer("nendo", "scene format version").mandatory().one_of({"1"}),
@@ -443,7 +550,10 @@ std::vector<KeySchema> make_top_level_keys() {
       KeySchema::section("time", "time stepping, see [time](#time)").mandatory(),
       KeySchema::section("grid", "grid and blocks, see [grid](#grid)").mandatory(),
       KeySchema::section("materials", "named materials, see [materials](#materials)").mandatory(),
-      KeySchema::list("bodies", "material bodies, see [bodies](#bodies)").mandatory(),
+      KeySchema::list("bodies", "material bodies, see [bodies](#bodies); pbd_powder may have none if it has "
+                                "emitters")
+          .defaults_to("[]"),
+      KeySchema::list("emitters", "particle sources (pbd_powder), see [emitters](#emitters)").defaults_to("[]"),
       KeySchema::list("colliders", "collision objects, see [colliders](#colliders)").defaults_to("[]"),
       KeySchema::section("output", "output files, see [output](#output)").defaults_to("{}"),
       KeySchema::section("checkpoint", "restart files, see [checkpoint](#checkpoint)").defaults_to("{}"),
@@ -453,6 +563,8 @@ std::vector<KeySchema> make_top_level_keys() {
       KeySchema::section("slave_sph", "slave-particle SPH, see [slave_sph](#slave_sph)").defaults_to("{}"),
       KeySchema::section("shape_matching",
                          "example-based shape matching, see [shape_matching](#shape_matching)")
+          .defaults_to("{}"),
+      KeySchema::section("pbd_powder", "position based powder, see [pbd_powder](#pbd_powder)")
           .defaults_to("{}"),
   };
 }
@@ -499,6 +611,11 @@ const ShapeListSchema& example_schema() {
   return schema;
 }
 
+const ShapeListSchema& emitter_schema() {
+  static const ShapeListSchema schema = make_emitter_schema();
+  return schema;
+}
+
 const ShapeListSchema& collider_schema() {
   static const ShapeListSchema schema = make_collider_schema();
   return schema;
@@ -517,7 +634,8 @@ std::string materials_description() {
 const std::vector<std::string>& output_field_names() {
   static const std::vector<std::string> names = {"velocity", "stress", "J",     "Jp",      "material", "mass",
                                                  "volume",   "rank",   "id",    "kind",    "body",     "F",
-                                                 "rest",     "fixed",  "group", "weights", "stretch"};
+                                                 "rest",     "fixed",  "group", "weights", "stretch",
+                                                 "state",    "changed", "density", "display_state"};
   return names;
 }
 

@@ -39,6 +39,7 @@ const SectionSchema& section_schema(const std::string& name);
 const ShapeListSchema& body_schema();
 const ShapeListSchema& collider_schema();
 const ShapeListSchema& example_schema();  // a shape-matching body's `examples` (`type` selects)
+const ShapeListSchema& emitter_schema();  // pbd_powder's particle sources
 
 // materials.<name>.model; its choices are the registered material models.
 KeySchema material_model_key();

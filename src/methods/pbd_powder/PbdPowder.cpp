@@ -1,0 +1,581 @@
+#include "methods/pbd_powder/PbdPowder.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "bodies/BodySeeder.hpp"
+#include "core/Error.hpp"
+#include "core/ReproducibleSum.hpp"
+
+namespace nendo {
+namespace {
+
+enum Stage { kEmit, kNeighbours, kConstraints, kVelocities, kMigrate, kTransitions };
+
+Real norm3(const Real* a) { return std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]); }
+
+}  // namespace
+
+PbdPowder::PbdPowder(const Scene& scene)
+    : settings_(scene.pbd_powder),
+      dimension_(scene.dimension),
+      gravity_(scene.gravity),
+      radius_(0.5 * scene.pbd_powder.spacing),
+      kernel_(scene.pbd_powder.support * scene.pbd_powder.spacing, scene.dimension),
+      reference_(pbd::lattice_reference(kernel_, scene.pbd_powder.spacing, scene.dimension)),
+      colliders_(scene.colliders, scene.dimension),
+      clock_({"emit", "neighbours", "constraints", "velocities", "migrate", "transitions"}) {
+  const Real spacing = settings_.spacing, h = kernel_.h();
+  speed_threshold_ = settings_.speed_factor * std::sqrt(norm3(gravity_.data()) * h);  // §5.5
+  params_.kernel = kernel_;
+  params_.rest_density = reference_.rest_density;
+  params_.epsilon = settings_.relaxation * reference_.denominator;
+  params_.rest_distance = settings_.rest_distance == "contact" ? spacing : reference_.mean_distance;
+  params_.unilateral = settings_.unilateral;
+  params_.contact_distance = settings_.contact ? spacing : 0;
+  pairs_mode_ = settings_.rest_constraint == "pairs";
+  if (settings_.scorr) {  // Macklin and Müller 2013: k = 0.1, n = 4, |Δq| = 0.2 h
+    params_.scorr_k = 0.1;
+    params_.scorr_inverse_w = 1 / kernel_.w(0.04 * h * h);
+  }
+  for (const auto& [name, material] : scene.materials)
+    material_mass_.push_back(material.params.at("density") * std::pow(spacing, dimension_));
+  for (std::size_t e = 0; e < scene.emitters.size(); ++e) {
+    emitters_.emplace_back(scene.emitters[e], static_cast<int>(e), spacing, dimension_);
+    emitter_material_.push_back(material_index(scene, scene.emitters[e].material));
+  }
+}
+
+void PbdPowder::register_fields(ParticleSet& particles) const {
+  particles.add_field("mass", FieldType::Real, 1);  // density Δx^D: diagnostics only (the constraints use m = 1)
+  particles.add_field("material", FieldType::Int32, 1);
+  particles.add_field("state", FieldType::Int32, 1);    // kFlow or kRest
+  particles.add_field("changed", FieldType::Int32, 1);  // frames since the last state change
+  particles.add_field("density", FieldType::Real, 1);   // ρ/ρ_0 at the end of the last frame; −1 before
+  if (pairs_mode_) {  // ids of the resting neighbours held at fixed distances, kNoBond in free slots
+    particles.add_field("bond", FieldType::UInt64, kMaxBonds);
+    particles.add_field("bond_length", FieldType::Real, kMaxBonds);
+  }
+}
+
+// Bodies are lattices of spacing Δx: the body seeder with a cell of Δx and one particle per cell.
+void PbdPowder::seed(MPI_Comm comm, const Scene& scene, ParticleSet& particles) {
+  Scene lattice = scene;
+  lattice.grid.dx = settings_.spacing;
+  for (BodySettings& body : lattice.bodies) body.particles_per_cell = 1;
+  const std::size_t first = particles.size();
+  seed_bodies(comm, lattice, particles);
+  const std::int32_t state = settings_.initial_state == "rest" ? kRest : kFlow;
+  for (std::size_t p = first; p < particles.size(); ++p) {
+    particles.int32("state")[p] = state;
+    particles.int32("changed")[p] = kNeverChanged;
+    particles.real("density")[p] = -1;
+    if (pairs_mode_) std::fill_n(particles.uint64("bond") + kMaxBonds * p, kMaxBonds, kNoBond);
+  }
+}
+
+void PbdPowder::initialize(Space& /*space*/) {}
+
+StateRecord PbdPowder::save_state() const {
+  StateRecord state;
+  std::vector<std::int64_t> emitted, last;
+  for (const pbd::Emitter& e : emitters_) {
+    emitted.push_back(static_cast<std::int64_t>(e.emitted));
+    last.push_back(static_cast<std::int64_t>(e.last_count));
+  }
+  state.integers["emitted"] = emitted;
+  state.integers["emitted_last"] = last;
+  return state;
+}
+
+void PbdPowder::restore(Space& /*space*/, const StateRecord& state) {
+  const auto emitted = state.integers.find("emitted"), last = state.integers.find("emitted_last");
+  if (emitted == state.integers.end() || last == state.integers.end() ||
+      emitted->second.size() != emitters_.size() || last->second.size() != emitters_.size())
+    throw Error("pbd_powder: the checkpoint's emitter progress does not match the scene's " +
+                std::to_string(emitters_.size()) + " emitters");
+  for (std::size_t e = 0; e < emitters_.size(); ++e) {
+    emitters_[e].emitted = static_cast<std::uint64_t>(emitted->second[e]);
+    emitters_[e].last_count = static_cast<std::uint64_t>(last->second[e]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Emission (spec 003 §8): every rank makes the same lattice and keeps what falls in its blocks.
+
+void PbdPowder::emit(Space& space, Real t, Real dt) {
+  bool any = false;
+  for (std::size_t e = 0; e < emitters_.size(); ++e) {
+    pbd::Emitter& emitter = emitters_[e];
+    const std::uint64_t count = emitter.due(t, dt);
+    if (count == 0 || (emitter.is_disc() && emission_blocked(space, emitter))) continue;
+    std::vector<Real> kept;  // positions (3 each) of the ones this rank owns
+    std::vector<std::uint64_t> serials;
+    for (std::size_t k = 0; k < count; ++k) {
+      Real x[3];
+      emitter.position(emitter.emitted, k, x);
+      if (space.partition().owner(space.geometry().key_of(x)) != space.rank()) continue;
+      kept.insert(kept.end(), x, x + 3);
+      serials.push_back(emitter.emitted + k);
+    }
+    ParticleSet& ps = space.particles();
+    const std::size_t first = ps.size();
+    ps.resize(first + serials.size());
+    const Real volume = std::pow(settings_.spacing, dimension_);
+    for (std::size_t k = 0; k < serials.size(); ++k) {
+      const std::size_t p = first + k;
+      ps.ids()[p] = emitter.id(serials[k]);
+      for (int a = 0; a < dimension_; ++a) {
+        ps.positions()[dimension_ * p + a] = kept[3 * k + a];
+        ps.real("velocity")[dimension_ * p + a] = emitter.settings().velocity[a];
+      }
+      ps.real("volume")[p] = volume;
+      ps.real("mass")[p] = material_mass_[emitter_material_[e]];
+      ps.int32("material")[p] = emitter_material_[e];
+      ps.int32("state")[p] = kFlow;
+      ps.int32("changed")[p] = kNeverChanged;
+      ps.real("density")[p] = -1;
+      if (pairs_mode_) std::fill_n(ps.uint64("bond") + kMaxBonds * p, kMaxBonds, kNoBond);
+    }
+    emitter.emitted += count;
+    emitter.last_count = count;
+    any = true;
+  }
+  if (any) space.migrate();  // the same on every rank: emission depends on t and the counters only
+}
+
+// §10 B12: a disc's next layer waits while the last one's centre is still within Δx/2 of the disc
+// (the powder below has reached the emitter), so layers never spawn on top of each other. The
+// centre, not the nearest particle: the two-sided density constraint draws a fresh layer into a
+// ball within its first frame, which lifts some of its particles above the disc.
+bool PbdPowder::emission_blocked(const Space& space, const pbd::Emitter& emitter) const {
+  if (emitter.last_count == 0) return false;
+  const Vec3& u = emitter.direction();
+  if (u[0] == 0 && u[1] == 0 && u[2] == 0) return false;
+  const ParticleId first = emitter.id(emitter.emitted - emitter.last_count), end = emitter.id(emitter.emitted);
+  const ParticleSet& ps = space.particles();
+  std::vector<std::vector<Real>> terms(1);
+  for (std::size_t p = 0; p < ps.size(); ++p) {
+    if (ps.ids()[p] < first || ps.ids()[p] >= end) continue;
+    Real along = 0;
+    for (int a = 0; a < dimension_; ++a) along += (ps.positions()[dimension_ * p + a] - emitter.origin()[a]) * u[a];
+    terms[0].push_back(along);
+  }
+  const Real progress = reproducible_sums(space.comm(), terms)[0] / static_cast<Real>(emitter.last_count);
+  return progress < 0.5 * settings_.spacing;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The combined view (owned, then halo copies) and the neighbour lists.
+
+void PbdPowder::gather(Space& space) {
+  const ParticleSet& own = space.particles();
+  const ParticleSet& halo = space.halo().particles();
+  n_own_ = own.size();
+  n_ = n_own_ + halo.size();
+  x_.assign(3 * n_, 0.0), v_.assign(3 * n_, 0.0), id_.resize(n_);
+  auto copy = [&](const ParticleSet& ps, std::size_t at) {
+    const Real* x = ps.positions();
+    const Real* v = ps.real("velocity");
+    for (std::size_t p = 0; p < ps.size(); ++p)
+      for (int a = 0; a < dimension_; ++a) {
+        x_[3 * (at + p) + a] = x[dimension_ * p + a];
+        v_[3 * (at + p) + a] = v[dimension_ * p + a];
+      }
+    std::copy_n(ps.ids(), ps.size(), id_.begin() + at);
+  };
+  copy(own, 0);
+  copy(halo, n_own_);
+  state_.assign(own.int32("state"), own.int32("state") + n_own_);
+}
+
+// Rows for the owned particles in (cell key, id) order, each listing the particles within h of it
+// at `at` in (cell key, id) order: sums over them do not depend on how space is partitioned.
+void PbdPowder::find_neighbours(const std::vector<Real>& at) {
+  items_.resize(n_);
+  std::iota(items_.begin(), items_.end(), 0u);
+  cells_.build(at.data(), id_.data(), items_, kernel_.h());
+  // Positions in cell order, so that the candidates of a cell's 9 ranges are contiguous in memory.
+  sorted_.resize(3 * n_);
+  for (std::uint32_t k = 0; k < n_; ++k) std::copy_n(&at[3 * *cells_.item(k)], 3, &sorted_[3 * k]);
+  row_particle_.clear(), neighbours_.clear(), offset_.assign(1, 0);
+  const Real h2 = kernel_.h2();
+  CellList::Range around[9];
+  for (std::size_t cell = 0; cell < cells_.cells(); ++cell) {
+    if (std::none_of(cells_.begin(cell), cells_.end(cell), [&](std::uint32_t c) { return c < n_own_; })) continue;
+    cells_.around_cell(cell, around);
+    for (const std::uint32_t* item = cells_.begin(cell); item != cells_.end(cell); ++item) {
+      const std::uint32_t i = *item;
+      if (i >= n_own_) continue;
+      const Real* xi = &at[3 * i];
+      for (const CellList::Range& r : around) {
+        const Real* xj = &sorted_[3 * r.begin];
+        for (std::uint32_t k = r.begin; k < r.end; ++k, xj += 3) {
+          const Real d[3] = {xi[0] - xj[0], xi[1] - xj[1], xi[2] - xj[2]};
+          if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < h2) neighbours_.push_back(*cells_.item(k));
+        }
+      }
+      // Itself is among the candidates: take it out (keeping the order).
+      const auto self = std::find(neighbours_.begin() + static_cast<std::ptrdiff_t>(offset_.back()),
+                                  neighbours_.end(), i);
+      if (self != neighbours_.end()) neighbours_.erase(self);
+      row_particle_.push_back(i);
+      offset_.push_back(neighbours_.size());
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One PBD substep (spec §6 lines 3-18).
+
+void PbdPowder::substep(Space& space, Real t, Real dt) {
+  clock_.time(kNeighbours, [&] {
+    gather(space);
+    // v += Δt_s g, clamped to 0.4 h/Δt_s (so the halo and the neighbour lists stay valid), then
+    // p = x + Δt_s v: owned and halo copies alike, from the same bits.
+    const Real cap = 0.4 * kernel_.h() / dt;
+    p_.resize(3 * n_);
+    for (std::size_t c = 0; c < n_; ++c) {
+      Real* v = &v_[3 * c];
+      for (int a = 0; a < dimension_; ++a) v[a] += dt * gravity_[a];
+      const Real speed = norm3(v);
+      if (speed > cap)
+        for (int a = 0; a < 3; ++a) v[a] *= cap / speed;
+      for (int a = 0; a < 3; ++a) p_[3 * c + a] = x_[3 * c + a] + dt * v[a];
+    }
+    find_neighbours(p_);
+    if (pairs_mode_) find_bonds(space.particles());
+  });
+  clock_.time(kConstraints, [&] { project_constraints(space, t + dt); });
+  clock_.time(kVelocities, [&] {
+    update_velocities(space, dt);
+    if (settings_.xsph > 0 || settings_.vorticity > 0) viscosity_and_vorticity(space, dt);
+  });
+  clock_.time(kMigrate, [&] { space.migrate(); });
+}
+
+// Lines 5-15: Jacobi rounds of λ (Eq. 4) and the rest constraint (Eqs. 5, 7), the corrections
+// (Eqs. 3, 6) and the collisions, inside the iteration as in PBF's Algorithm 1.
+void PbdPowder::project_constraints(Space& space, Real t) {
+  ParticleHalo& halo = space.halo();
+  const std::size_t rows = row_particle_.size();
+  weights_.assign(kWeights * n_, 0.0);
+  dp_.assign(3 * n_own_, 0.0);
+  penetration_.assign(n_own_, 0.0);
+  contact_.assign(n_own_, -1);
+  contact_normal_.assign(3 * n_own_, 0.0);
+  const std::uint32_t* list = neighbours_.data();
+  pairs_.resize(neighbours_.size());
+  for (int it = 0; it < settings_.iterations; ++it) {
+    // λ_i, and the contact and bond counts that scale the pair corrections (kWeights per particle)
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::uint32_t i = row_particle_[r];
+      pbd::RestConstraint rest;
+      const bool summed = state_[i] == kRest && !pairs_mode_;
+      int contacts = 0;
+      Real* weights = &weights_[kWeights * i];
+      weights[0] = pbd::density_constraint(params_, p_.data(), i, list + offset_[r], list + offset_[r + 1],
+                                           pairs_.data() + offset_[r], summed ? &rest : nullptr, &contacts)
+                       .lambda;
+      weights[1] = contacts;
+      weights[2] = state_[i] == kRest && pairs_mode_ ? bond_count(r) : 0;
+      Real* dp = &dp_[3 * i];
+      for (int a = 0; a < 3; ++a) dp[a] = summed ? rest.scale * rest.gradient[a] : 0;  // Eq. (6)
+    }
+    halo.update_values(weights_.data(), kWeights, weights_.data() + kWeights * n_own_);
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::uint32_t i = row_particle_[r];
+      const std::uint32_t *begin = list + offset_[r], *end = list + offset_[r + 1];
+      const pbd::PairTerms* terms = pairs_.data() + offset_[r];
+      Real* dp = &dp_[3 * i];
+      pbd::density_correction(params_, weights_.data(), i, begin, end, terms, dp, kWeights);
+      if (params_.contact_distance > 0 && weights_[kWeights * i + 1] > 0)
+        pbd::contact_correction(params_, p_.data(), i, begin, end, terms, weights_.data() + 1, kWeights, dp);
+      if (weights_[kWeights * i + 2] > 0) bond_correction(r, dp);
+    }
+    for (std::size_t i = 0; i < n_own_; ++i) {
+      for (int a = 0; a < 3; ++a) p_[3 * i + a] += dp_[3 * i + a];
+      collide(i, t);
+    }
+    const bool last = it + 1 == settings_.iterations;
+    if (!last || settings_.xsph > 0 || settings_.vorticity > 0)
+      halo.update_values(p_.data(), 3, p_.data() + 3 * n_own_);
+  }
+}
+
+// Keeps owned particle i at least r_p outside every collider (§10 B9), recording the depth
+// pushed out for the friction of line 17.
+void PbdPowder::collide(std::size_t i, Real t) {
+  Real* p = &p_[3 * i];
+  for (std::size_t o = 0; o < colliders_.size(); ++o) {
+    const Collider& collider = colliders_[o];
+    const Real phi = dimension_ == 3 ? collider.phi<3>(p, t) : collider.phi<2>(p, t);
+    if (phi >= radius_) continue;
+    Real n[3] = {0, 0, 0};
+    if (dimension_ == 3)
+      collider.normal<3>(p, t, n);
+    else
+      collider.normal<2>(p, t, n);
+    const Real depth = radius_ - phi;
+    for (int a = 0; a < 3; ++a) p[a] += depth * n[a];
+    penetration_[i] += depth;
+    contact_[i] = static_cast<std::int32_t>(o);
+    std::copy_n(n, 3, &contact_normal_[3 * i]);
+  }
+}
+
+// Lines 16-18: v = (p − x)/Δt_s, Coulomb friction on the tangential velocity relative to the
+// collider with Δv_n = depth/Δt_s (sticky: no relative tangential velocity; slip: none), x = p.
+void PbdPowder::update_velocities(Space& space, Real dt) {
+  ParticleSet& ps = space.particles();
+  Real* x = ps.positions();
+  Real* v = ps.real("velocity");
+  for (std::size_t i = 0; i < n_own_; ++i) {
+    Real vi[3];
+    for (int a = 0; a < 3; ++a) vi[a] = (p_[3 * i + a] - x_[3 * i + a]) / dt;
+    if (contact_[i] >= 0) {
+      const Collider& collider = colliders_[contact_[i]];
+      const Real* n = &contact_normal_[3 * i];
+      Real rel[3];
+      for (int a = 0; a < 3; ++a) rel[a] = vi[a] - collider.velocity()[a];
+      const Real vn = rel[0] * n[0] + rel[1] * n[1] + rel[2] * n[2];
+      Real vt[3];
+      for (int a = 0; a < 3; ++a) vt[a] = rel[a] - vn * n[a];
+      const Real speed = norm3(vt);
+      Real keep = 1;
+      if (collider.boundary() == Boundary::Sticky)
+        keep = 0;
+      else if (collider.boundary() == Boundary::Separate && speed > 0)
+        keep = std::max<Real>(0, 1 - collider.friction() * penetration_[i] / dt / speed);
+      for (int a = 0; a < 3; ++a) vi[a] = collider.velocity()[a] + vn * n[a] + keep * vt[a];
+    }
+    for (int a = 0; a < 3; ++a) v_[3 * i + a] = vi[a], x_[3 * i + a] = p_[3 * i + a];
+    for (int a = 0; a < dimension_; ++a) {
+      x[dimension_ * i + a] = p_[3 * i + a];
+      v[dimension_ * i + a] = vi[a];
+    }
+  }
+}
+
+// PBF's optional velocity terms (Macklin and Müller 2013 §5, spec §3.3), in SPH form with the
+// volume 1/ρ_0 of a particle: XSPH v_i += c Σ_j (v_j − v_i) W_ij / ρ_0, and vorticity confinement
+// ω_i = Σ_j (v_j − v_i) × ∇_{p_j} W_ij / ρ_0, f_i = ε (N × ω_i), N = η/|η|, η = Σ_j |ω_j| ∇W_ij / ρ_0.
+void PbdPowder::viscosity_and_vorticity(Space& space, Real dt) {
+  ParticleHalo& halo = space.halo();
+  halo.update_values(v_.data(), 3, v_.data() + 3 * n_own_);
+  const Real inv_rho0 = 1 / params_.rest_density;
+  const std::size_t rows = row_particle_.size();
+  std::vector<Real> dv(3 * n_own_, 0.0);
+  omega_.assign(3 * n_, 0.0);
+  auto pairs = [&](std::size_t r, auto&& body) {
+    const std::uint32_t i = row_particle_[r];
+    for (std::size_t k = offset_[r]; k < offset_[r + 1]; ++k) {
+      const std::uint32_t j = neighbours_[k];
+      const Real d[3] = {p_[3 * i] - p_[3 * j], p_[3 * i + 1] - p_[3 * j + 1], p_[3 * i + 2] - p_[3 * j + 2]};
+      const Real r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+      if (r2 < kernel_.h2()) body(i, j, d, r2);
+    }
+  };
+  for (std::size_t r = 0; r < rows; ++r)
+    pairs(r, [&](std::uint32_t i, std::uint32_t j, const Real* d, Real r2) {
+      Real vij[3];
+      for (int a = 0; a < 3; ++a) vij[a] = v_[3 * j + a] - v_[3 * i + a];
+      const Real w = kernel_.w(r2) * inv_rho0, f = -kernel_.gradient_factor(std::sqrt(r2)) * inv_rho0;
+      for (int a = 0; a < 3; ++a) dv[3 * i + a] += settings_.xsph * vij[a] * w;
+      const Real g[3] = {f * d[0], f * d[1], f * d[2]};  // ∇_{p_j} W_ij
+      Real* w_i = &omega_[3 * i];
+      w_i[0] += vij[1] * g[2] - vij[2] * g[1];
+      w_i[1] += vij[2] * g[0] - vij[0] * g[2];
+      w_i[2] += vij[0] * g[1] - vij[1] * g[0];
+    });
+  if (settings_.vorticity > 0) {
+    halo.update_values(omega_.data(), 3, omega_.data() + 3 * n_own_);
+    for (std::size_t r = 0; r < rows; ++r) {
+      Real eta[3] = {0, 0, 0};
+      pairs(r, [&](std::uint32_t, std::uint32_t j, const Real* d, Real r2) {
+        const Real f = kernel_.gradient_factor(std::sqrt(r2)) * inv_rho0 * norm3(&omega_[3 * j]);
+        for (int a = 0; a < 3; ++a) eta[a] += f * d[a];
+      });
+      const Real length = norm3(eta);
+      if (length == 0) continue;
+      const std::uint32_t i = row_particle_[r];
+      const Real N[3] = {eta[0] / length, eta[1] / length, eta[2] / length};
+      const Real* w = &omega_[3 * i];
+      const Real f[3] = {N[1] * w[2] - N[2] * w[1], N[2] * w[0] - N[0] * w[2], N[0] * w[1] - N[1] * w[0]};
+      for (int a = 0; a < 3; ++a) dv[3 * i + a] += dt * settings_.vorticity * f[a];
+    }
+  }
+  Real* v = space.particles().real("velocity");
+  for (std::size_t i = 0; i < n_own_; ++i)
+    for (int a = 0; a < dimension_; ++a) v[dimension_ * i + a] += dv[3 * i + a];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lines 20-28: the once-per-frame state transitions on the end-of-frame positions and velocities.
+
+void PbdPowder::transitions(Space& space, Real dt) {
+  gather(space);
+  find_neighbours(x_);
+  ParticleSet& ps = space.particles();
+  std::int32_t* state = ps.int32("state");
+  std::int32_t* changed = ps.int32("changed");
+  Real* density = ps.real("density");
+  std::uint64_t counts[3] = {0, 0, 0};
+  for (std::size_t r = 0; r < row_particle_.size(); ++r) {
+    const std::uint32_t i = row_particle_[r];
+    const std::uint32_t* begin = neighbours_.data() + offset_[r];
+    const std::uint32_t* end = neighbours_.data() + offset_[r + 1];
+    const Real ratio = pbd::density_constraint(params_, x_.data(), i, begin, end).density / params_.rest_density;
+    std::int32_t next = state[i];
+    if (settings_.transitions && state[i] == kRest && density[i] >= 0) {  // Eq. (8), relative to ρ_0
+      const Real change = ratio - density[i];
+      const Real rate = (settings_.density_change == "magnitude" ? std::fabs(change) : -change) / dt;
+      if (rate > settings_.density_rate) next = kFlow;
+    }
+    if (settings_.transitions && state[i] == kFlow && begin != end) {  // Eq. (9), self excluded
+      Real mean[3] = {0, 0, 0};
+      for (const std::uint32_t* k = begin; k != end; ++k)
+        for (int a = 0; a < 3; ++a) mean[a] += v_[3 * *k + a];
+      const Real n = static_cast<Real>(end - begin);
+      const Real rel[3] = {mean[0] / n - v_[3 * i], mean[1] / n - v_[3 * i + 1], mean[2] / n - v_[3 * i + 2]};
+      const bool far = norm3(rel) > speed_threshold_;
+      if (far == (settings_.rest_when == "above")) next = kRest;
+    }
+    density[i] = ratio;
+    if (next != state[i]) {
+      state[i] = next, changed[i] = 0, ++counts[2];
+    } else if (changed[i] < kNeverChanged) {
+      ++changed[i];
+    }
+    ++counts[next == kRest ? 1 : 0];
+  }
+  MPI_Allreduce(MPI_IN_PLACE, counts, 3, MPI_UINT64_T, MPI_SUM, space.comm());
+  census_ = {counts[0], counts[1], counts[2]};
+  if (pairs_mode_) update_bonds(space);
+}
+
+// ---------------------------------------------------------------------------------------------
+// rest_constraint: pairs (§10 B5): a resting particle holds up to kMaxBonds resting neighbours at
+// the distances they had when the bond formed; bonds are made and broken once per frame, after
+// the transitions, and projected in every iteration in the per-particle Jacobi form of Eq. (6).
+
+// Where each bond partner of a resting owned particle is in its neighbour row (−1: beyond h).
+void PbdPowder::find_bonds(const ParticleSet& owned) {
+  const std::size_t rows = row_particle_.size();
+  bond_slot_.assign(rows * kMaxBonds, -1);
+  bond_length_.assign(rows * kMaxBonds, 0.0);
+  const ParticleId* bond = owned.uint64("bond");
+  const Real* length = owned.real("bond_length");
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::uint32_t i = row_particle_[r];
+    if (state_[i] != kRest) continue;
+    for (int b = 0; b < kMaxBonds; ++b) {
+      const ParticleId partner = bond[kMaxBonds * i + b];
+      if (partner == kNoBond) continue;
+      for (std::size_t k = offset_[r]; k < offset_[r + 1]; ++k)
+        if (id_[neighbours_[k]] == partner) {
+          bond_slot_[kMaxBonds * r + b] = static_cast<std::ptrdiff_t>(k);
+          bond_length_[kMaxBonds * r + b] = length[kMaxBonds * i + b];
+          break;
+        }
+    }
+  }
+}
+
+// Bonds of row r whose partner is within h this substep.
+int PbdPowder::bond_count(std::size_t r) const {
+  int count = 0;
+  for (int b = 0; b < kMaxBonds; ++b) count += bond_slot_[kMaxBonds * r + b] >= 0;
+  return count;
+}
+
+// Each bond moves i by half its error along n_ij (a lone bond is exact after one round), scaled by
+// 1/max(b_i, b_j), b the bond counts: symmetric, so bonds conserve momentum.
+void PbdPowder::bond_correction(std::size_t r, Real* dp) const {
+  const std::uint32_t i = row_particle_[r];
+  const Real* pi = &p_[3 * i];
+  for (int b = 0; b < kMaxBonds; ++b) {
+    const std::ptrdiff_t k = bond_slot_[kMaxBonds * r + b];
+    if (k < 0) continue;
+    const std::uint32_t j = neighbours_[k];
+    const Real* pj = &p_[3 * j];
+    const Real d[3] = {pi[0] - pj[0], pi[1] - pj[1], pi[2] - pj[2]};
+    const Real length = norm3(d);
+    const Real count = std::max(weights_[kWeights * i + 2], weights_[kWeights * j + 2]);
+    if (length < 1e-9 * kernel_.h() || count <= 0) continue;
+    const Real f = -0.5 * (length - bond_length_[kMaxBonds * r + b]) / length / count;
+    for (int a = 0; a < 3; ++a) dp[a] += f * d[a];
+  }
+}
+
+// After the transitions (the halo's states refreshed): a flowing particle lets go of its bonds; a
+// resting one keeps those to resting neighbours still within h and fills free slots with its
+// nearest unbonded resting neighbours within kBondReach Δx (ties by id) at their current distances.
+void PbdPowder::update_bonds(Space& space) {
+  ParticleSet& own = space.particles();
+  space.halo().update(own, {"state"});
+  const std::int32_t* state = own.int32("state");
+  const std::int32_t* halo_state = space.halo().particles().int32("state");
+  auto resting = [&](std::uint32_t c) { return (c < n_own_ ? state[c] : halo_state[c - n_own_]) == kRest; };
+  ParticleId* bond = own.uint64("bond");
+  Real* length = own.real("bond_length");
+  std::vector<std::pair<Real, std::uint32_t>> candidates;
+  for (std::size_t r = 0; r < row_particle_.size(); ++r) {
+    const std::uint32_t i = row_particle_[r];
+    ParticleId* mine = bond + kMaxBonds * i;
+    Real* lengths = length + kMaxBonds * i;
+    if (state[i] != kRest) {
+      std::fill_n(mine, kMaxBonds, kNoBond);
+      continue;
+    }
+    candidates.clear();
+    for (std::size_t k = offset_[r]; k < offset_[r + 1]; ++k) {
+      const std::uint32_t j = neighbours_[k];
+      if (!resting(j)) continue;
+      const Real d[3] = {x_[3 * i] - x_[3 * j], x_[3 * i + 1] - x_[3 * j + 1], x_[3 * i + 2] - x_[3 * j + 2]};
+      if (norm3(d) < kBondReach * settings_.spacing) candidates.push_back({norm3(d), j});
+    }
+    // Kept bonds: partners still resting and within h.
+    for (int b = 0; b < kMaxBonds; ++b) {
+      if (mine[b] == kNoBond) continue;
+      const auto held = std::find_if(candidates.begin(), candidates.end(),
+                                     [&](const auto& c) { return id_[c.second] == mine[b]; });
+      if (held == candidates.end())
+        mine[b] = kNoBond;
+      else
+        candidates.erase(held);
+    }
+    std::sort(candidates.begin(), candidates.end(), [&](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : id_[a.second] < id_[b.second];
+    });
+    auto next = candidates.begin();
+    for (int b = 0; b < kMaxBonds && next != candidates.end(); ++b)
+      if (mine[b] == kNoBond)  // held no closer than the contact distance, which would fight it
+        mine[b] = id_[next->second], lengths[b] = std::max(next->first, params_.contact_distance), ++next;
+  }
+}
+
+void PbdPowder::advance(Space& space, Real t, Real dt) {
+  clock_.time(kEmit, [&] { emit(space, t, dt); });
+  const Real substep_dt = dt / settings_.substeps;
+  for (int s = 0; s < settings_.substeps; ++s) substep(space, t + s * substep_dt, substep_dt);
+  clock_.time(kTransitions, [&] { transitions(space, dt); });
+}
+
+GlobalDiagnostics PbdPowder::diagnostics(const Space& space) const { return particle_diagnostics(space); }
+
+int PbdPowder::derived_field_components(const std::string& name) const {
+  return name == "display_state" ? 1 : 0;
+}
+
+// Fig. 3's colours: 0 flowing (cyan), 1 resting (pink), 2 changed in the last transition_frames
+// frames (yellow).
+void PbdPowder::derive_field(const Space& space, const std::string& name, Real* out) const {
+  if (name != "display_state") return;
+  const ParticleSet& ps = space.particles();
+  for (std::size_t p = 0; p < ps.size(); ++p)
+    out[p] = ps.int32("changed")[p] < settings_.transition_frames ? 2 : ps.int32("state")[p];
+}
+
+}  // namespace nendo

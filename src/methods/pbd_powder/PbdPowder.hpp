@@ -1,0 +1,111 @@
+#pragma once
+// Powder by extended position based dynamics with state transitions (Takiguchi and Fujishiro;
+// spec 003). Particles flow (the position-based-fluids density constraint) or rest (the same plus
+// a summed distance constraint); they change state once per frame on the density rate (rest →
+// flow) and on the speed relative to their neighbours (flow → rest). One nendo step is one frame
+// (spec §6):
+//   emit            emitters add their particles on the ranks that own them        (§8)
+//   substeps        predict (v += Δt_s g, |v| ≤ 0.4 h/Δt_s), neighbours once, then
+//                   `iterations` Jacobi rounds: λ (Eq. 4), λ to the halo, Δp (Eqs. 3, 6),
+//                   collisions, p to the halo; v = (p − x)/Δt_s with Coulomb friction;
+//                   migration                                                     (§6 lines 2-19)
+//   transitions     ρ on the end-of-frame positions, Eqs. (8), (9)                (§6 lines 20-28)
+// Owned and halo copies predict alike from the same bits, so a substep needs only the λ and p
+// exchanges; neighbour sums run in (cell key, id) order: results are bitwise the same on any
+// rank count. The block cell must hold h plus twice the substep drift (grid.dx ≥ 1.8 h).
+#include <vector>
+
+#include "colliders/Collider.hpp"
+#include "methods/Method.hpp"
+#include "methods/pbd_powder/Emitter.hpp"
+#include "methods/pbd_powder/PowderConstraints.hpp"
+#include "methods/slave_sph/CellList.hpp"
+
+namespace nendo {
+
+// State counts after the last frame (summed over ranks).
+struct PowderCensus {
+  std::uint64_t flowing = 0, resting = 0, changed = 0;  // changed: state changes in the frame
+};
+
+class PbdPowder final : public Method {
+ public:
+  enum State : std::int32_t { kFlow = 0, kRest = 1 };
+  static constexpr std::int32_t kNeverChanged = 1 << 30;
+  static constexpr int kMaxBonds = 16;     // rest_constraint: pairs
+  static constexpr Real kBondReach = 1.5;  // bonds form to resting neighbours this many Δx away
+  static constexpr ParticleId kNoBond = ~ParticleId(0);
+
+  explicit PbdPowder(const Scene& scene);
+  void register_fields(ParticleSet& particles) const override;
+  void seed(MPI_Comm comm, const Scene& scene, ParticleSet& particles) override;
+  void initialize(Space& space) override;
+  StateRecord save_state() const override;
+  void restore(Space& space, const StateRecord& state) override;
+  void advance(Space& space, Real t, Real dt) override;
+  GlobalDiagnostics diagnostics(const Space& space) const override;
+  std::vector<StageTime> stage_times() const override { return clock_.times(); }
+  int derived_field_components(const std::string& name) const override;
+  void derive_field(const Space& space, const std::string& name, Real* out) const override;
+
+  const pbd::ConstraintParams& constraints() const { return params_; }
+  const pbd::LatticeReference& reference() const { return reference_; }
+  const PowderCensus& census() const { return census_; }
+  Real speed_threshold() const { return speed_threshold_; }  // τ_v
+  const std::vector<pbd::Emitter>& emitters() const { return emitters_; }
+
+ private:
+  void emit(Space& space, Real t, Real dt);
+  bool emission_blocked(const Space& space, const pbd::Emitter& emitter) const;  // §10 B12
+  void gather(Space& space);
+  void find_neighbours(const std::vector<Real>& at);
+  void substep(Space& space, Real t, Real dt);
+  void project_constraints(Space& space, Real t);
+  void collide(std::size_t i, Real t);
+  void update_velocities(Space& space, Real dt);
+  void viscosity_and_vorticity(Space& space, Real dt);
+  void transitions(Space& space, Real dt);
+  void find_bonds(const ParticleSet& owned);            // bond_slot_ for this substep
+  void bond_correction(std::size_t r, Real* dp) const;  // §10 B5
+  int bond_count(std::size_t r) const;
+  void update_bonds(Space& space);                      // after the transitions
+
+  PbdPowderSettings settings_;
+  int dimension_;
+  Vec3 gravity_;
+  Real radius_;  // particle radius r_p = Δx/2: the collision distance
+  Real speed_threshold_;
+  pbd::PowderKernel kernel_;
+  pbd::LatticeReference reference_;
+  pbd::ConstraintParams params_;
+  ColliderSet colliders_;
+  std::vector<pbd::Emitter> emitters_;
+  std::vector<Real> material_mass_;  // density Δx^D per material
+  std::vector<int> emitter_material_;
+  PowderCensus census_;
+  StageClock clock_;
+
+  // Combined view of one substep: owned particles [0, n_own_), then the halo copies; 3 reals per
+  // position in 2D too (z = 0).
+  std::size_t n_own_ = 0, n_ = 0;
+  static constexpr int kWeights = 3;  // per particle: λ, contact count, bond count
+  std::vector<Real> x_, v_, p_, weights_;
+  std::vector<ParticleId> id_;
+  std::vector<std::int32_t> state_;  // owned
+  std::vector<std::uint32_t> items_;
+  CellList cells_;
+  // Neighbour lists of the owned particles, rows in (cell key, id) order: row r is owned particle
+  // row_particle_[r]; its neighbours (combined indices, self excluded) are
+  // neighbours_[offset_[r] .. offset_[r + 1]).
+  std::vector<std::uint32_t> row_particle_, neighbours_;
+  std::vector<std::size_t> offset_;
+  std::vector<Real> sorted_;             // positions in cell order (the neighbour search)
+  std::vector<pbd::PairTerms> pairs_;    // per neighbour, from the λ pass
+  std::vector<Real> dp_, penetration_, contact_normal_, omega_;  // owned rows / combined
+  std::vector<std::int32_t> contact_;                            // owned: collider index or −1
+  bool pairs_mode_ = false;
+  std::vector<std::ptrdiff_t> bond_slot_;  // per row and bond: index into neighbours_, or −1
+  std::vector<Real> bond_length_;          // per row and bond
+};
+
+}  // namespace nendo
