@@ -35,6 +35,10 @@ PbdPowder::PbdPowder(const Scene& scene)
   params_.unilateral = settings_.unilateral;
   params_.contact_distance = settings_.contact ? spacing : 0;
   pairs_mode_ = settings_.rest_constraint == "pairs";
+  rule_.density_rate = settings_.density_rate;
+  rule_.magnitude = settings_.density_change == "magnitude";
+  rule_.speed = speed_threshold_;
+  rule_.rest_above = settings_.rest_when == "above";
   if (settings_.scorr) {  // Macklin and Müller 2013: k = 0.1, n = 4, |Δq| = 0.2 h
     params_.scorr_k = 0.1;
     params_.scorr_inverse_w = 1 / kernel_.w(0.04 * h * h);
@@ -427,21 +431,17 @@ void PbdPowder::transitions(Space& space, Real dt) {
     const std::uint32_t* begin = neighbours_.data() + offset_[r];
     const std::uint32_t* end = neighbours_.data() + offset_[r + 1];
     const Real ratio = pbd::density_constraint(params_, x_.data(), i, begin, end).density / params_.rest_density;
-    std::int32_t next = state[i];
-    if (settings_.transitions && state[i] == kRest && density[i] >= 0) {  // Eq. (8), relative to ρ_0
-      const Real change = ratio - density[i];
-      const Real rate = (settings_.density_change == "magnitude" ? std::fabs(change) : -change) / dt;
-      if (rate > settings_.density_rate) next = kFlow;
-    }
-    if (settings_.transitions && state[i] == kFlow && begin != end) {  // Eq. (9), self excluded
+    Real relative_speed = -1;  // Eq. (9), self excluded
+    if (begin != end) {
       Real mean[3] = {0, 0, 0};
       for (const std::uint32_t* k = begin; k != end; ++k)
         for (int a = 0; a < 3; ++a) mean[a] += v_[3 * *k + a];
       const Real n = static_cast<Real>(end - begin);
       const Real rel[3] = {mean[0] / n - v_[3 * i], mean[1] / n - v_[3 * i + 1], mean[2] / n - v_[3 * i + 2]};
-      const bool far = norm3(rel) > speed_threshold_;
-      if (far == (settings_.rest_when == "above")) next = kRest;
+      relative_speed = norm3(rel);
     }
+    const std::int32_t next =
+        settings_.transitions ? pbd::next_state(rule_, state[i], ratio, density[i], dt, relative_speed) : state[i];
     density[i] = ratio;
     if (next != state[i]) {
       state[i] = next, changed[i] = 0, ++counts[2];

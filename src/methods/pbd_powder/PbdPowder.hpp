@@ -19,6 +19,7 @@
 #include "methods/Method.hpp"
 #include "methods/pbd_powder/Emitter.hpp"
 #include "methods/pbd_powder/PowderConstraints.hpp"
+#include "methods/pbd_powder/PowderTransitions.hpp"
 #include "methods/slave_sph/CellList.hpp"
 
 namespace nendo {
@@ -30,7 +31,7 @@ struct PowderCensus {
 
 class PbdPowder final : public Method {
  public:
-  enum State : std::int32_t { kFlow = 0, kRest = 1 };
+  static constexpr std::int32_t kFlow = pbd::kFlow, kRest = pbd::kRest;
   static constexpr std::int32_t kNeverChanged = 1 << 30;
   static constexpr int kMaxBonds = 16;     // rest_constraint: pairs
   static constexpr Real kBondReach = 1.5;  // bonds form to resting neighbours this many Δx away
@@ -75,6 +76,7 @@ class PbdPowder final : public Method {
   Vec3 gravity_;
   Real radius_;  // particle radius r_p = Δx/2: the collision distance
   Real speed_threshold_;
+  pbd::TransitionRule rule_;
   pbd::PowderKernel kernel_;
   pbd::LatticeReference reference_;
   pbd::ConstraintParams params_;
