@@ -251,7 +251,7 @@ void PbdPowder::substep(Space& space, Real t, Real dt) {
     find_neighbours(p_);
     if (pairs_mode_) find_bonds(space.particles());
   });
-  clock_.time(kConstraints, [&] { project_constraints(space, t + dt); });
+  clock_.time(kConstraints, [&] { project_constraints(space, t + dt, dt); });
   clock_.time(kVelocities, [&] {
     update_velocities(space, dt);
     if (settings_.xsph > 0 || settings_.vorticity > 0) viscosity_and_vorticity(space, dt);
@@ -261,14 +261,11 @@ void PbdPowder::substep(Space& space, Real t, Real dt) {
 
 // Lines 5-15: Jacobi rounds of λ (Eq. 4) and the rest constraint (Eqs. 5, 7), the corrections
 // (Eqs. 3, 6) and the collisions, inside the iteration as in PBF's Algorithm 1.
-void PbdPowder::project_constraints(Space& space, Real t) {
+void PbdPowder::project_constraints(Space& space, Real t, Real dt) {
   ParticleHalo& halo = space.halo();
   const std::size_t rows = row_particle_.size();
   weights_.assign(kWeights * n_, 0.0);
   dp_.assign(3 * n_own_, 0.0);
-  penetration_.assign(n_own_, 0.0);
-  contact_.assign(n_own_, -1);
-  contact_normal_.assign(3 * n_own_, 0.0);
   const std::uint32_t* list = neighbours_.data();
   pairs_.resize(neighbours_.size());
   for (int it = 0; it < settings_.iterations; ++it) {
@@ -300,7 +297,7 @@ void PbdPowder::project_constraints(Space& space, Real t) {
     }
     for (std::size_t i = 0; i < n_own_; ++i) {
       for (int a = 0; a < 3; ++a) p_[3 * i + a] += dp_[3 * i + a];
-      collide(i, t);
+      collide(i, t, dt);
     }
     const bool last = it + 1 == settings_.iterations;
     if (!last || settings_.xsph > 0 || settings_.vorticity > 0)
@@ -308,56 +305,52 @@ void PbdPowder::project_constraints(Space& space, Real t) {
   }
 }
 
-// Keeps owned particle i at least r_p outside every collider (§10 B9), recording the depth
-// pushed out for the friction of line 17.
-void PbdPowder::collide(std::size_t i, Real t) {
+// Keeps owned particle i at least r_p outside every collider (§10 B9), with Coulomb friction at
+// the position level (Macklin et al. 2014 §6.1) rather than on the velocity after the substep: each
+// push of depth δ removes up to μ δ of the substep's tangential displacement relative to the
+// collider (all of it when that is less: static friction). Done inside the iterations, the
+// constraints carry the friction of the particles in contact to those they hold, so a resting
+// block sticks below arctan μ and slides above it at g (sin θ − μ cos θ). A box is one distance
+// field: in its corners the push off the nearest face can leave the particle within r_p of the
+// next, hence up to three pushes.
+void PbdPowder::collide(std::size_t i, Real t, Real dt) {
   Real* p = &p_[3 * i];
+  const Real* x = &x_[3 * i];
   for (std::size_t o = 0; o < colliders_.size(); ++o) {
     const Collider& collider = colliders_[o];
-    const Real phi = dimension_ == 3 ? collider.phi<3>(p, t) : collider.phi<2>(p, t);
-    if (phi >= radius_) continue;
-    Real n[3] = {0, 0, 0};
-    if (dimension_ == 3)
-      collider.normal<3>(p, t, n);
-    else
-      collider.normal<2>(p, t, n);
-    const Real depth = radius_ - phi;
-    for (int a = 0; a < 3; ++a) p[a] += depth * n[a];
-    penetration_[i] += depth;
-    contact_[i] = static_cast<std::int32_t>(o);
-    std::copy_n(n, 3, &contact_normal_[3 * i]);
+    for (int push = 0; push < 3; ++push) {
+      const Real phi = dimension_ == 3 ? collider.phi<3>(p, t) : collider.phi<2>(p, t);
+      if (phi >= radius_) break;
+      Real n[3] = {0, 0, 0};
+      if (dimension_ == 3)
+        collider.normal<3>(p, t, n);
+      else
+        collider.normal<2>(p, t, n);
+      const Real depth = radius_ - phi;
+      for (int a = 0; a < 3; ++a) p[a] += depth * n[a];
+      if (collider.boundary() == Boundary::Slip) continue;
+      Real slide[3];
+      for (int a = 0; a < 3; ++a) slide[a] = p[a] - x[a] - dt * collider.velocity()[a];
+      const Real along = slide[0] * n[0] + slide[1] * n[1] + slide[2] * n[2];
+      for (int a = 0; a < 3; ++a) slide[a] -= along * n[a];
+      const Real length = norm3(slide);
+      const Real limit = collider.boundary() == Boundary::Sticky ? length : collider.friction() * depth;
+      const Real removed = length <= limit ? 1 : limit / length;
+      for (int a = 0; a < 3; ++a) p[a] -= removed * slide[a];
+    }
   }
 }
 
-// Lines 16-18: v = (p − x)/Δt_s, Coulomb friction on the tangential velocity relative to the
-// collider with Δv_n = depth/Δt_s (sticky: no relative tangential velocity; slip: none), x = p.
+// Lines 16-18: v = (p − x)/Δt_s (friction is in the positions), x = p.
 void PbdPowder::update_velocities(Space& space, Real dt) {
   ParticleSet& ps = space.particles();
   Real* x = ps.positions();
   Real* v = ps.real("velocity");
   for (std::size_t i = 0; i < n_own_; ++i) {
-    Real vi[3];
-    for (int a = 0; a < 3; ++a) vi[a] = (p_[3 * i + a] - x_[3 * i + a]) / dt;
-    if (contact_[i] >= 0) {
-      const Collider& collider = colliders_[contact_[i]];
-      const Real* n = &contact_normal_[3 * i];
-      Real rel[3];
-      for (int a = 0; a < 3; ++a) rel[a] = vi[a] - collider.velocity()[a];
-      const Real vn = rel[0] * n[0] + rel[1] * n[1] + rel[2] * n[2];
-      Real vt[3];
-      for (int a = 0; a < 3; ++a) vt[a] = rel[a] - vn * n[a];
-      const Real speed = norm3(vt);
-      Real keep = 1;
-      if (collider.boundary() == Boundary::Sticky)
-        keep = 0;
-      else if (collider.boundary() == Boundary::Separate && speed > 0)
-        keep = std::max<Real>(0, 1 - collider.friction() * penetration_[i] / dt / speed);
-      for (int a = 0; a < 3; ++a) vi[a] = collider.velocity()[a] + vn * n[a] + keep * vt[a];
-    }
-    for (int a = 0; a < 3; ++a) v_[3 * i + a] = vi[a], x_[3 * i + a] = p_[3 * i + a];
+    for (int a = 0; a < 3; ++a) v_[3 * i + a] = (p_[3 * i + a] - x_[3 * i + a]) / dt, x_[3 * i + a] = p_[3 * i + a];
     for (int a = 0; a < dimension_; ++a) {
       x[dimension_ * i + a] = p_[3 * i + a];
-      v[dimension_ * i + a] = vi[a];
+      v[dimension_ * i + a] = v_[3 * i + a];
     }
   }
 }

@@ -7,7 +7,7 @@
 //   emit            emitters add their particles on the ranks that own them        (§8)
 //   substeps        predict (v += Δt_s g, |v| ≤ 0.4 h/Δt_s), neighbours once, then
 //                   `iterations` Jacobi rounds: λ (Eq. 4), λ to the halo, Δp (Eqs. 3, 6),
-//                   collisions, p to the halo; v = (p − x)/Δt_s with Coulomb friction;
+//                   collisions with Coulomb friction, p to the halo; v = (p − x)/Δt_s;
 //                   migration                                                     (§6 lines 2-19)
 //   transitions     ρ on the end-of-frame positions, Eqs. (8), (9)                (§6 lines 20-28)
 // Owned and halo copies predict alike from the same bits, so a substep needs only the λ and p
@@ -61,8 +61,8 @@ class PbdPowder final : public Method {
   void gather(Space& space);
   void find_neighbours(const std::vector<Real>& at);
   void substep(Space& space, Real t, Real dt);
-  void project_constraints(Space& space, Real t);
-  void collide(std::size_t i, Real t);
+  void project_constraints(Space& space, Real t, Real dt);
+  void collide(std::size_t i, Real t, Real dt);
   void update_velocities(Space& space, Real dt);
   void viscosity_and_vorticity(Space& space, Real dt);
   void transitions(Space& space, Real dt);
@@ -103,8 +103,7 @@ class PbdPowder final : public Method {
   std::vector<std::size_t> offset_;
   std::vector<Real> sorted_;             // positions in cell order (the neighbour search)
   std::vector<pbd::PairTerms> pairs_;    // per neighbour, from the λ pass
-  std::vector<Real> dp_, penetration_, contact_normal_, omega_;  // owned rows / combined
-  std::vector<std::int32_t> contact_;                            // owned: collider index or −1
+  std::vector<Real> dp_, omega_;  // owned / combined
   bool pairs_mode_ = false;
   std::vector<std::ptrdiff_t> bond_slot_;  // per row and bond: index into neighbours_, or −1
   std::vector<Real> bond_length_;          // per row and bond
