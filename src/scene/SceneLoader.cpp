@@ -185,10 +185,10 @@ class SceneReader {
     if (!powder) return;
     const Real h = scene.pbd_powder.support * scene.pbd_powder.spacing;
     if (scene.grid.dx < 1.8 * h * (1 - 1e-9))
-      top.fail("grid", fmt::format("dx {} is below 1.8 h = {} (h = pbd_powder.support x spacing = {}): the "
+      top.fail("grid", fmt::format("dx {} is below 1.8 h = {:.6g} (h = pbd_powder.support x spacing = {:.6g}): the "
                                    "particle halo of one cell must hold the neighbours within h after a "
                                    "substep's motion of up to 0.4 h",
-                                   format_number(scene.grid.dx), format_number(1.8 * h), format_number(h)));
+                                   format_number(scene.grid.dx), 1.8 * h, h));
   }
 
   std::vector<BodySettings> read_bodies(const Cursor& list) {

@@ -284,8 +284,8 @@ TEST(SceneLoader, RejectsZAxisIn2D) {
 TEST(SceneLoader, ReportsUnknownTopLevelKey) {
   EXPECT_EQ(error_of(minimal_scene + "solver: pcg\n"),
             "scene.yaml:11: key 'solver': unknown key (known keys: nendo, method, dimension, gravity, time, "
-            "grid, materials, bodies, colliders, output, checkpoint, balance, catalyst, implicit, slave_sph, "
-            "shape_matching)");
+            "grid, materials, bodies, emitters, colliders, output, checkpoint, balance, catalyst, implicit, "
+            "slave_sph, shape_matching, pbd_powder)");
 }
 
 TEST(SceneLoader, ReportsUnknownNestedKeyWithTheLikelyName) {
@@ -404,13 +404,47 @@ TEST(SceneLoader, RejectsSlaveSphScenesItCannotRun) {
             "3D cubic spline)");
 }
 
+// pbd_powder (spec 003): emitters instead of bodies, the halo rule, the spacing from its section.
+TEST(SceneLoader, ReadsPbdPowderScenes) {
+  const std::string pour =
+      "nendo: 1\nmethod: pbd_powder\ndimension: 3\ntime: {end: 1, dt: 0.0166666666666667}\ngrid: {dx: 0.02}\n"
+      "materials:\n  p: {model: drucker_prager, E: 3.5e5, nu: 0.3, density: 1500}\n"
+      "emitters:\n  - {shape: disc, center: [0, 0.2, 0], radius: 0.015, count: 100, material: p}\n";
+  EXPECT_EQ(error_of(pour), "no error");
+  const Scene scene = parse_scene(pour, "scene.yaml");
+  ASSERT_EQ(scene.emitters.size(), 1u);
+  EXPECT_EQ(scene.emitters[0].count, 100u);
+  EXPECT_EQ(scene.emitters[0].axis, 1);
+  EXPECT_FALSE(scene.emitters[0].rate.has_value());
+  EXPECT_EQ(scene.pbd_powder.substeps, 8);
+  EXPECT_EQ(scene.pbd_powder.rest_constraint, "pairs");
+  EXPECT_EQ(error_of(replaced(pour, "count: 100", "count: 0")),
+            "scene.yaml:9: key 'emitters.0.count': must be >= 1 (got 0)");
+  EXPECT_EQ(error_of(replaced(pour, "material: p}", "material: q}")),
+            "scene.yaml:9: key 'emitters.0.material': unknown material 'q' (defined: p)");
+  EXPECT_EQ(error_of(replaced(pour, "grid: {dx: 0.02}", "grid: {dx: 0.015}")),
+            "scene.yaml:5: key 'grid': dx 0.015 is below 1.8 h = 0.018 (h = pbd_powder.support x spacing = "
+            "0.01): the particle halo of one cell must hold the neighbours within h after a substep's motion "
+            "of up to 0.4 h");
+  const std::string no_source = pour.substr(0, pour.find("emitters:"));
+  EXPECT_EQ(error_of(no_source),
+            "scene.yaml:1: key 'bodies': must list at least one body, or the scene needs emitters");
+  EXPECT_EQ(error_of(no_source + "bodies: [{shape: box, min: [0, 0, 0], max: [0.1, 0.1, 0.1], material: p, "
+                                 "particles_per_cell: 2}]\n"),
+            "scene.yaml:8: key 'bodies.0.particles_per_cell': is not used by pbd_powder: its particles are "
+            "pbd_powder.spacing apart");
+  EXPECT_EQ(error_of(replaced(pour, "method: pbd_powder", "method: mpm")),
+            "scene.yaml:9: key 'emitters': are a pbd_powder feature");
+}
+
 TEST(SceneLoader, RejectsBadChoice) {
   EXPECT_EQ(error_with("grid: {dx: 0.02}", "grid: {dx: 0.02, kernel: quintic}"),
             "scene.yaml:6: key 'grid.kernel': must be one of quadratic, cubic (got 'quintic')");
   EXPECT_EQ(error_of(minimal_scene + "catalyst: {fields: [velocity, speed]}\n"),
             "scene.yaml:11: key 'catalyst.fields.1': must be one of velocity, stress, J, Jp, material, mass, "
             "volume, "
-            "rank, id, kind, body, F, rest, fixed, group, weights, stretch (got 'speed')");
+            "rank, id, kind, body, F, rest, fixed, group, weights, stretch, state, changed, density, "
+            "display_state (got 'speed')");
   EXPECT_EQ(error_with("nendo: 1", "nendo: 2"), "scene.yaml:1: key 'nendo': must be 1 (got 2)");
 }
 
@@ -472,8 +506,8 @@ TEST(SceneLoader, ReportsOverrideOfUnknownKey) {
   EXPECT_EQ(
       error_of(minimal_scene, {"solver.tol=1"}),
       "--set solver.tol=1: key 'solver': unknown key (known keys: nendo, method, dimension, gravity, time, "
-      "grid, materials, bodies, colliders, output, checkpoint, balance, catalyst, implicit, slave_sph, "
-      "shape_matching)");
+      "grid, materials, bodies, emitters, colliders, output, checkpoint, balance, catalyst, implicit, "
+      "slave_sph, shape_matching, pbd_powder)");
   EXPECT_EQ(error_of(minimal_scene, {"bodies.3.radius=1"}),
             "--set bodies.3.radius=1: key 'bodies.3': no such list item (the list has 1 item)");
   EXPECT_EQ(error_of(minimal_scene, {"time.end.x=1"}),
