@@ -185,10 +185,11 @@ class SceneReader {
     if (!powder) return;
     const Real h = scene.pbd_powder.support * scene.pbd_powder.spacing;
     if (scene.grid.dx < 1.8 * h * (1 - 1e-9))
-      top.fail("grid", fmt::format("dx {} is below 1.8 h = {:.6g} (h = pbd_powder.support x spacing = {:.6g}): the "
-                                   "particle halo of one cell must hold the neighbours within h after a "
-                                   "substep's motion of up to 0.4 h",
-                                   format_number(scene.grid.dx), 1.8 * h, h));
+      top.fail("grid",
+               fmt::format("dx {} is below 1.8 h = {:.6g} (h = pbd_powder.support x spacing = {:.6g}): the "
+                           "particle halo of one cell must hold the neighbours within h after a "
+                           "substep's motion of up to 0.4 h",
+                           format_number(scene.grid.dx), 1.8 * h, h));
   }
 
   std::vector<BodySettings> read_bodies(const Cursor& list) {
@@ -241,7 +242,8 @@ class SceneReader {
     if (knows(keys, "path")) settings.path = existing_file(body.cursor("path"));
     if (method_is("slave_sph")) check_slave_sph_spacing(body, first ? *first : settings, settings);
     if (method_is("pbd_powder") && body.has("particles_per_cell"))
-      body.fail("particles_per_cell", "is not used by pbd_powder: its particles are pbd_powder.spacing apart");
+      body.fail("particles_per_cell",
+                "is not used by pbd_powder: its particles are pbd_powder.spacing apart");
     return settings;
   }
 

@@ -253,11 +253,15 @@ std::vector<KeySchema> pbd_powder_keys() {
           .measured_in("m")
           .defaults_to("0.005")
           .above(0),
-      KeySchema::real("support", "kernel support h in particle spacings (section 5.1)").defaults_to("2").above(1),
+      KeySchema::real("support", "kernel support h in particle spacings (section 5.1)")
+          .defaults_to("2")
+          .above(1),
       KeySchema::integer("substeps", "PBD substeps per frame (one nendo step is one frame, B1)")
           .defaults_to("8")
           .at_least(1),
-      KeySchema::integer("iterations", "Jacobi constraint iterations per substep").defaults_to("4").at_least(1),
+      KeySchema::integer("iterations", "Jacobi constraint iterations per substep")
+          .defaults_to("4")
+          .at_least(1),
       KeySchema::real("relaxation",
                       "eps_rel: the constraint-force mixing eps = eps_rel D_0 in lambda (section 5.4); 0 is "
                       "the paper's Eq. (4)")
@@ -267,21 +271,26 @@ std::vector<KeySchema> pbd_powder_keys() {
                         "d of the rest constraint (Eq. 5): mean, the mean neighbour distance of the packed "
                         "lattice (1.4164 dx for h = 2 dx, section 5.3), or contact, dx (strong cohesion)")
           .defaults_to("mean"),
-      KeySchema::choice("rest_constraint", {"sum", "pairs"},
-                        "what holds resting particles: sum, the paper's summed distance constraint R_i of Eq. "
-                        "(5) (it fixes only the mean neighbour distance: no shear resistance, heaps slump flat), "
-                        "or pairs, distance constraints to up to 16 resting neighbours within 1.5 spacings at the distances they "
-                        "had when both came to rest (the fallback of section 10 B5, Jakobsen 2001)")
+      KeySchema::choice(
+          "rest_constraint", {"sum", "pairs"},
+          "what holds resting particles: sum, the paper's summed distance constraint R_i of Eq. "
+          "(5) (it fixes only the mean neighbour distance: no shear resistance, heaps slump flat), "
+          "or pairs, distance constraints to up to 16 resting neighbours within 1.5 spacings at the "
+          "distances they "
+          "had when both came to rest (the fallback of section 10 B5, Jakobsen 2001)")
           .defaults_to("pairs"),
-      KeySchema::boolean("transitions", "false: particles keep their initial state (a pure PBF fluid if flow)")
+      KeySchema::boolean("transitions",
+                         "false: particles keep their initial state (a pure PBF fluid if flow)")
           .defaults_to("true"),
-      KeySchema::choice("initial_state", {"flow", "rest"}, "state of body particles at the start (emitted "
-                                                           "particles start flowing)")
+      KeySchema::choice("initial_state", {"flow", "rest"},
+                        "state of body particles at the start (emitted "
+                        "particles start flowing)")
           .defaults_to("flow"),
-      KeySchema::real("density_rate",
-                      "tau_rho: a resting particle flows when its density changes by more than this fraction of "
-                      "rho_0 per second over a frame (Eq. 8); calibrated: with the spec's 3 the density noise "
-                      "of a settled heap (up to 3.5/s in its first frames) turns it back to flow and it melts flat")
+      KeySchema::real(
+          "density_rate",
+          "tau_rho: a resting particle flows when its density changes by more than this fraction of "
+          "rho_0 per second over a frame (Eq. 8); calibrated: with the spec's 3 the density noise "
+          "of a settled heap (up to 3.5/s in its first frames) turns it back to flow and it melts flat")
           .measured_in("1/s")
           .defaults_to("10")
           .above(0),
@@ -293,25 +302,29 @@ std::vector<KeySchema> pbd_powder_keys() {
                       "to its neighbours' mean velocity passes tau_v (Eq. 9)")
           .defaults_to("1")
           .above(0),
-      KeySchema::choice("rest_when", {"above", "below"},
-                        "direction of the flow-to-rest test of Eq. (9): above tau_v (the paper's text, B6) or "
-                        "below (an ablation)")
+      KeySchema::choice(
+          "rest_when", {"above", "below"},
+          "direction of the flow-to-rest test of Eq. (9): above tau_v (the paper's text, B6) or "
+          "below (an ablation)")
           .defaults_to("above"),
-      KeySchema::integer("transition_frames", "frames a particle is tagged as changing after a transition "
-                                              "(the yellow of Fig. 3; visual only)")
+      KeySchema::integer("transition_frames",
+                         "frames a particle is tagged as changing after a transition "
+                         "(the yellow of Fig. 3; visual only)")
           .defaults_to("5")
           .at_least(0),
       KeySchema::boolean("scorr", "PBF artificial pressure s_corr (k = 0.1, n = 4, dq = 0.2 h; B4)")
           .defaults_to("false"),
-      KeySchema::boolean("unilateral",
-                         "clamp the density constraint at F_i >= 0: no attraction (B4; the spec's default is "
-                         "false, but the two-sided constraint draws every emitted layer and small cluster into "
-                         "a ball and then bursts it)")
+      KeySchema::boolean(
+          "unilateral",
+          "clamp the density constraint at F_i >= 0: no attraction (B4; the spec's default is "
+          "false, but the two-sided constraint draws every emitted layer and small cluster into "
+          "a ball and then bursts it)")
           .defaults_to("true"),
-      KeySchema::boolean("contact",
-                         "keep particles at least one spacing apart (an extension: the density constraint alone "
-                         "lets sparse particles pass through each other, and a falling stream then piles into "
-                         "overlapping clumps that burst)")
+      KeySchema::boolean(
+          "contact",
+          "keep particles at least one spacing apart (an extension: the density constraint alone "
+          "lets sparse particles pass through each other, and a falling stream then piles into "
+          "overlapping clumps that burst)")
           .defaults_to("true"),
       KeySchema::real("xsph", "XSPH viscosity c (Macklin and Mueller use 0.01)").defaults_to("0").at_least(0),
       KeySchema::real("vorticity", "vorticity confinement strength eps_vort").defaults_to("0").at_least(0),
@@ -512,10 +525,12 @@ ShapeListSchema make_emitter_schema() {
       "Sources of particles (pbd_powder): each emission places a lattice of spacing pbd_powder.spacing in "
       "the shape, jittered from a fixed seed; ids are unique without communication.",
       {KeySchema::choice("shape", {"disc", "box"}, "the emitter's geometry").mandatory(),
-       KeySchema::text("material", "name of a material in `materials` (its density gives the mass)").mandatory(),
+       KeySchema::text("material", "name of a material in `materials` (its density gives the mass)")
+           .mandatory(),
        velocity_key("velocity of emitted particles"),
-       KeySchema::real("rate", "particles per second (an emission whenever a whole lattice is due); unset: "
-                               "one emission per frame")
+       KeySchema::real("rate",
+                       "particles per second (an emission whenever a whole lattice is due); unset: "
+                       "one emission per frame")
            .measured_in("1/s")
            .above(0),
        KeySchema::integer("count", "emission stops after this many particles (the last emission is cut)")
@@ -550,10 +565,12 @@ std::vector<KeySchema> make_top_level_keys() {
       KeySchema::section("time", "time stepping, see [time](#time)").mandatory(),
       KeySchema::section("grid", "grid and blocks, see [grid](#grid)").mandatory(),
       KeySchema::section("materials", "named materials, see [materials](#materials)").mandatory(),
-      KeySchema::list("bodies", "material bodies, see [bodies](#bodies); pbd_powder may have none if it has "
-                                "emitters")
+      KeySchema::list("bodies",
+                      "material bodies, see [bodies](#bodies); pbd_powder may have none if it has "
+                      "emitters")
           .defaults_to("[]"),
-      KeySchema::list("emitters", "particle sources (pbd_powder), see [emitters](#emitters)").defaults_to("[]"),
+      KeySchema::list("emitters", "particle sources (pbd_powder), see [emitters](#emitters)")
+          .defaults_to("[]"),
       KeySchema::list("colliders", "collision objects, see [colliders](#colliders)").defaults_to("[]"),
       KeySchema::section("output", "output files, see [output](#output)").defaults_to("{}"),
       KeySchema::section("checkpoint", "restart files, see [checkpoint](#checkpoint)").defaults_to("{}"),
@@ -632,10 +649,10 @@ std::string materials_description() {
 }
 
 const std::vector<std::string>& output_field_names() {
-  static const std::vector<std::string> names = {"velocity", "stress", "J",     "Jp",      "material", "mass",
-                                                 "volume",   "rank",   "id",    "kind",    "body",     "F",
-                                                 "rest",     "fixed",  "group", "weights", "stretch",
-                                                 "state",    "changed", "density", "display_state"};
+  static const std::vector<std::string> names = {
+      "velocity", "stress",  "J",       "Jp",    "material", "mass",    "volume",
+      "rank",     "id",      "kind",    "body",  "F",        "rest",    "fixed",
+      "group",    "weights", "stretch", "state", "changed",  "density", "display_state"};
   return names;
 }
 

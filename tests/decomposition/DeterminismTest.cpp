@@ -10,17 +10,12 @@
 
 #include "TransferLoop.hpp"
 #include "core/Mpi.hpp"
+#include "core/SplitMix.hpp"
 
 namespace nendo {
 namespace {
 
-std::uint64_t splitmix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-Real unit(std::uint64_t id, int salt) { return (splitmix(id * 8 + salt) >> 11) * 0x1.0p-53; }
+Real unit(std::uint64_t id, int salt) { return (splitmix64(id * 8 + salt) >> 11) * 0x1.0p-53; }
 
 struct Scenario {
   int dimension;

@@ -2,20 +2,15 @@
 
 #include <cmath>
 
+#include "core/SplitMix.hpp"
+
 namespace nendo::pbd {
 namespace {
 
-// SplitMix64 (Steele, Lea, Flood 2014): a counter-based generator, so a particle's jitter depends
-// on its id only, not on which rank makes it or in which order.
-std::uint64_t splitmix(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-Real uniform(std::uint64_t seed, ParticleId id, int axis) {  // in [-1, 1)
-  const std::uint64_t bits = splitmix(splitmix(seed) ^ splitmix(id * 4 + static_cast<std::uint64_t>(axis)));
+// Jitter in [-1, 1) from the emitter seed, the particle id and the axis.
+Real uniform(std::uint64_t seed, ParticleId id, int axis) {
+  const std::uint64_t bits =
+      splitmix64(splitmix64(seed) ^ splitmix64(id * 4 + static_cast<std::uint64_t>(axis)));
   return static_cast<Real>(bits >> 11) * 0x1.0p-52 - 1;
 }
 
@@ -23,9 +18,9 @@ Real uniform(std::uint64_t seed, ParticleId id, int axis) {  // in [-1, 1)
 
 Emitter::Emitter(const EmitterSettings& settings, int index, Real spacing, int dimension)
     : settings_(settings), index_(index), dimension_(dimension), spacing_(spacing) {
-  const Real speed = std::sqrt(settings.velocity[0] * settings.velocity[0] +
-                               settings.velocity[1] * settings.velocity[1] +
-                               settings.velocity[2] * settings.velocity[2]);
+  const Real speed =
+      std::sqrt(settings.velocity[0] * settings.velocity[0] + settings.velocity[1] * settings.velocity[1] +
+                settings.velocity[2] * settings.velocity[2]);
   if (speed > 0)
     for (int a = 0; a < 3; ++a) direction_[a] = settings.velocity[a] / speed;
   if (is_disc()) {
@@ -47,11 +42,13 @@ Emitter::Emitter(const EmitterSettings& settings, int index, Real spacing, int d
     origin_ = settings.min;
     int count[3] = {1, 1, 1};
     for (int a = 0; a < dimension; ++a)
-      count[a] = std::max(1, static_cast<int>(std::floor((settings.max[a] - settings.min[a]) / spacing + 1e-9)));
+      count[a] =
+          std::max(1, static_cast<int>(std::floor((settings.max[a] - settings.min[a]) / spacing + 1e-9)));
     for (int k = 0; k < count[2]; ++k)
       for (int j = 0; j < count[1]; ++j)
         for (int i = 0; i < count[0]; ++i) {
-          const Real p[3] = {(i + 0.5) * spacing, (j + 0.5) * spacing, dimension == 3 ? (k + 0.5) * spacing : 0};
+          const Real p[3] = {(i + 0.5) * spacing, (j + 0.5) * spacing,
+                             dimension == 3 ? (k + 0.5) * spacing : 0};
           offsets_.insert(offsets_.end(), p, p + 3);
         }
   }

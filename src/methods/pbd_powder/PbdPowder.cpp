@@ -52,7 +52,8 @@ PbdPowder::PbdPowder(const Scene& scene)
 }
 
 void PbdPowder::register_fields(ParticleSet& particles) const {
-  particles.add_field("mass", FieldType::Real, 1);  // density Δx^D: diagnostics only (the constraints use m = 1)
+  particles.add_field("mass", FieldType::Real,
+                      1);  // density Δx^D: diagnostics only (the constraints use m = 1)
   particles.add_field("material", FieldType::Int32, 1);
   particles.add_field("state", FieldType::Int32, 1);    // kFlow or kRest
   particles.add_field("changed", FieldType::Int32, 1);  // frames since the last state change
@@ -157,13 +158,15 @@ bool PbdPowder::emission_blocked(const Space& space, const pbd::Emitter& emitter
   if (emitter.last_count == 0) return false;
   const Vec3& u = emitter.direction();
   if (u[0] == 0 && u[1] == 0 && u[2] == 0) return false;
-  const ParticleId first = emitter.id(emitter.emitted - emitter.last_count), end = emitter.id(emitter.emitted);
+  const ParticleId first = emitter.id(emitter.emitted - emitter.last_count),
+                   end = emitter.id(emitter.emitted);
   const ParticleSet& ps = space.particles();
   std::vector<std::vector<Real>> terms(1);
   for (std::size_t p = 0; p < ps.size(); ++p) {
     if (ps.ids()[p] < first || ps.ids()[p] >= end) continue;
     Real along = 0;
-    for (int a = 0; a < dimension_; ++a) along += (ps.positions()[dimension_ * p + a] - emitter.origin()[a]) * u[a];
+    for (int a = 0; a < dimension_; ++a)
+      along += (ps.positions()[dimension_ * p + a] - emitter.origin()[a]) * u[a];
     terms[0].push_back(along);
   }
   const Real progress = reproducible_sums(space.comm(), terms)[0] / static_cast<Real>(emitter.last_count);
@@ -207,7 +210,8 @@ void PbdPowder::find_neighbours(const std::vector<Real>& at) {
   const Real h2 = kernel_.h2();
   CellList::Range around[9];
   for (std::size_t cell = 0; cell < cells_.cells(); ++cell) {
-    if (std::none_of(cells_.begin(cell), cells_.end(cell), [&](std::uint32_t c) { return c < n_own_; })) continue;
+    if (std::none_of(cells_.begin(cell), cells_.end(cell), [&](std::uint32_t c) { return c < n_own_; }))
+      continue;
     cells_.around_cell(cell, around);
     for (const std::uint32_t* item = cells_.begin(cell); item != cells_.end(cell); ++item) {
       const std::uint32_t i = *item;
@@ -221,8 +225,8 @@ void PbdPowder::find_neighbours(const std::vector<Real>& at) {
         }
       }
       // Itself is among the candidates: take it out (keeping the order).
-      const auto self = std::find(neighbours_.begin() + static_cast<std::ptrdiff_t>(offset_.back()),
-                                  neighbours_.end(), i);
+      const auto self =
+          std::find(neighbours_.begin() + static_cast<std::ptrdiff_t>(offset_.back()), neighbours_.end(), i);
       if (self != neighbours_.end()) neighbours_.erase(self);
       row_particle_.push_back(i);
       offset_.push_back(neighbours_.size());
@@ -347,7 +351,8 @@ void PbdPowder::update_velocities(Space& space, Real dt) {
   Real* x = ps.positions();
   Real* v = ps.real("velocity");
   for (std::size_t i = 0; i < n_own_; ++i) {
-    for (int a = 0; a < 3; ++a) v_[3 * i + a] = (p_[3 * i + a] - x_[3 * i + a]) / dt, x_[3 * i + a] = p_[3 * i + a];
+    for (int a = 0; a < 3; ++a)
+      v_[3 * i + a] = (p_[3 * i + a] - x_[3 * i + a]) / dt, x_[3 * i + a] = p_[3 * i + a];
     for (int a = 0; a < dimension_; ++a) {
       x[dimension_ * i + a] = p_[3 * i + a];
       v[dimension_ * i + a] = v_[3 * i + a];
@@ -423,7 +428,8 @@ void PbdPowder::transitions(Space& space, Real dt) {
     const std::uint32_t i = row_particle_[r];
     const std::uint32_t* begin = neighbours_.data() + offset_[r];
     const std::uint32_t* end = neighbours_.data() + offset_[r + 1];
-    const Real ratio = pbd::density_constraint(params_, x_.data(), i, begin, end).density / params_.rest_density;
+    const Real ratio =
+        pbd::density_constraint(params_, x_.data(), i, begin, end).density / params_.rest_density;
     Real relative_speed = -1;  // Eq. (9), self excluded
     if (begin != end) {
       Real mean[3] = {0, 0, 0};
@@ -433,8 +439,9 @@ void PbdPowder::transitions(Space& space, Real dt) {
       const Real rel[3] = {mean[0] / n - v_[3 * i], mean[1] / n - v_[3 * i + 1], mean[2] / n - v_[3 * i + 2]};
       relative_speed = norm3(rel);
     }
-    const std::int32_t next =
-        settings_.transitions ? pbd::next_state(rule_, state[i], ratio, density[i], dt, relative_speed) : state[i];
+    const std::int32_t next = settings_.transitions
+                                  ? pbd::next_state(rule_, state[i], ratio, density[i], dt, relative_speed)
+                                  : state[i];
     density[i] = ratio;
     if (next != state[i]) {
       state[i] = next, changed[i] = 0, ++counts[2];

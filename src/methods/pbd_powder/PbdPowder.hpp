@@ -69,7 +69,7 @@ class PbdPowder final : public Method {
   void find_bonds(const ParticleSet& owned);            // bond_slot_ for this substep
   void bond_correction(std::size_t r, Real* dp) const;  // §10 B5
   int bond_count(std::size_t r) const;
-  void update_bonds(Space& space);                      // after the transitions
+  void update_bonds(Space& space);  // after the transitions
 
   PbdPowderSettings settings_;
   int dimension_;
@@ -101,9 +101,9 @@ class PbdPowder final : public Method {
   // neighbours_[offset_[r] .. offset_[r + 1]).
   std::vector<std::uint32_t> row_particle_, neighbours_;
   std::vector<std::size_t> offset_;
-  std::vector<Real> sorted_;             // positions in cell order (the neighbour search)
-  std::vector<pbd::PairTerms> pairs_;    // per neighbour, from the λ pass
-  std::vector<Real> dp_, omega_;  // owned / combined
+  std::vector<Real> sorted_;           // positions in cell order (the neighbour search)
+  std::vector<pbd::PairTerms> pairs_;  // per neighbour, from the λ pass
+  std::vector<Real> dp_, omega_;       // owned / combined
   bool pairs_mode_ = false;
   std::vector<std::ptrdiff_t> bond_slot_;  // per row and bond: index into neighbours_, or −1
   std::vector<Real> bond_length_;          // per row and bond

@@ -4,8 +4,8 @@
 // Δp_i of Eq. (3), and the rest-state distance constraint R_i with s_i ∇_{p_i} R_i (Eqs. 5-7).
 // Jacobi: each reads the current iterate and writes only particle i's values. Neighbour sums run
 // in the list's order, which the caller makes independent of the rank count.
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -15,13 +15,13 @@ namespace nendo::pbd {
 
 struct ConstraintParams {
   PowderKernel kernel{1, 3};
-  Real rest_density = 1;   // ρ_0
-  Real epsilon = 0;        // ε of λ (§5.4)
-  Real rest_distance = 0;  // d of Eq. (5)
-  bool unilateral = false;     // F_i ≥ 0 (B4)
-  Real scorr_k = 0;            // artificial pressure −k (W/W(Δq))^4; 0: off
-  Real scorr_inverse_w = 0;    // 1 / W(Δq)
-  Real contact_distance = 0;   // particles closer than this are pushed apart (extension, A1); 0: off
+  Real rest_density = 1;      // ρ_0
+  Real epsilon = 0;           // ε of λ (§5.4)
+  Real rest_distance = 0;     // d of Eq. (5)
+  bool unilateral = false;    // F_i ≥ 0 (B4)
+  Real scorr_k = 0;           // artificial pressure −k (W/W(Δq))^4; 0: off
+  Real scorr_inverse_w = 0;   // 1 / W(Δq)
+  Real contact_distance = 0;  // particles closer than this are pushed apart (extension, A1); 0: off
 };
 
 struct DensityConstraint {
@@ -92,7 +92,8 @@ inline DensityConstraint density_constraint(const ConstraintParams& c, const Rea
     *rest = RestConstraint{};
     rest->value = R;
     std::copy_n(G, 3, rest->gradient);
-    if (count > 0) rest->scale = -R / (G[0] * G[0] + G[1] * G[1] + G[2] * G[2] + count);  // Σ_k |∇_{p_k} R_i|²
+    if (count > 0)
+      rest->scale = -R / (G[0] * G[0] + G[1] * G[1] + G[2] * G[2] + count);  // Σ_k |∇_{p_k} R_i|²
   }
   return out;
 }
@@ -127,16 +128,16 @@ inline void density_correction(const ConstraintParams& c, const Real* lambda, st
 // overlap (a lone pair is exactly at D after one Jacobi round), scaled by 1/max(n_i, n_j), n the
 // particles' contact counts (counts[stride k]): a symmetric version of the constraint averaging
 // of Macklin et al. 2014 §4.2, so that many contacts cannot overshoot and pairs conserve momentum.
-inline void contact_correction(const ConstraintParams& c, const Real* p, std::uint32_t i, const std::uint32_t* begin,
-                               const std::uint32_t* end, const PairTerms* pairs, const Real* counts, int stride,
-                               Real* dp) {
+inline void contact_correction(const ConstraintParams& c, const Real* p, std::uint32_t i,
+                               const std::uint32_t* begin, const std::uint32_t* end, const PairTerms* pairs,
+                               const Real* counts, int stride, Real* dp) {
   const Real* pi = p + 3 * i;
   const Real shortest = 1e-9 * c.kernel.h();
   for (const std::uint32_t* k = begin; k != end; ++k, ++pairs) {
     if (pairs->r >= c.contact_distance || pairs->r <= shortest) continue;
     const Real* pj = p + 3 * *k;
-    const Real f = 0.5 * (c.contact_distance - pairs->r) / pairs->r /
-                   std::max(counts[stride * i], counts[stride * *k]);
+    const Real f =
+        0.5 * (c.contact_distance - pairs->r) / pairs->r / std::max(counts[stride * i], counts[stride * *k]);
     for (int a = 0; a < 3; ++a) dp[a] += f * (pi[a] - pj[a]);
   }
 }

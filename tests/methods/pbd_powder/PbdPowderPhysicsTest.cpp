@@ -1,7 +1,7 @@
 // Powder PBD (spec 003 §9) against physics, on 2 ranks: the hydrostatic column of test 5, Coulomb
 // sticking and sliding on a slope (arctan μ), and the poured heap of test 7 at a reduced size: most
-// particles rest (57 % here; 85 % of the paper-size pour in docs/validation.md), the heap stands at an angle of repose the pure-fluid run does not reach, and it
-// keeps its footprint after the pour.
+// particles rest (57 % here; 85 % of the paper-size pour in docs/validation.md), the heap stands at an angle
+// of repose the pure-fluid run does not reach, and it keeps its footprint after the pour.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -21,8 +21,8 @@ using testing::PowderRun;
 constexpr Real kRadius = 0.0025;  // r_p = Δx/2
 
 // Test 5: a 20³ block in a 0.1 m box (slip walls), every particle flowing, settles under gravity
-// to the rest density: after 2 s (frames = 120), |ρ/ρ_0 − 1| over the particles more than 2h from the walls, the
-// floor and the free surface has mean < 0.03 and max < 0.10; none sinks below r_p.
+// to the rest density: after 2 s (frames = 120), |ρ/ρ_0 − 1| over the particles more than 2h from the walls,
+// the floor and the free surface has mean < 0.03 and max < 0.10; none sinks below r_p.
 void hydrostatic_column(Real relaxation, int frames) {
   const std::string scene =
       "nendo: 1\nmethod: pbd_powder\ndimension: 3\ngravity: [0, -9.81, 0]\n"
@@ -87,7 +87,8 @@ Real slope_acceleration(Real degrees, Real* shift) {
   const Real x2 = centre();
   run.advance(30);
   *shift = centre() - x0;
-  if (mpi::rank(MPI_COMM_WORLD) == 0) std::printf("slope %.0f: %.5f %.5f %.5f, shift %.5f\n", degrees, x0, x1, x2, *shift);
+  if (mpi::rank(MPI_COMM_WORLD) == 0)
+    std::printf("slope %.0f: %.5f %.5f %.5f, shift %.5f\n", degrees, x0, x1, x2, *shift);
   const Real t = 0.25;
   return (x2 - 2 * x1 + x0) / (t * t);  // second difference of the centroid (below the speed cap)
 }
@@ -109,9 +110,9 @@ TEST(PbdPowderPhysics, SticksBelowAndSlidesAboveTheFrictionAngle) {
 }
 
 // Test 7 at a reduced size (2000 particles from 0.12 m): after the pour and 2 s of settling most
-// particles rest (57 % here; 85 % of the paper-size pour in docs/validation.md), the heap stands at 15-50° and at least 10° steeper than the same pour as a pure
-// fluid (transitions off), which spreads flat; its footprint holds over the last second; no
-// particle is below the floor.
+// particles rest (57 % here; 85 % of the paper-size pour in docs/validation.md), the heap stands at 15-50°
+// and at least 10° steeper than the same pour as a pure fluid (transitions off), which spreads flat; its
+// footprint holds over the last second; no particle is below the floor.
 TEST(PbdPowderPhysics, PouredHeapStandsWhereTheFluidSpreads) {
   auto pour = [](const std::string& pbd, Real* footprint_before) {
     PowderRun run(MPI_COMM_WORLD, pour_scene(2000, 0.12, pbd));
@@ -130,10 +131,11 @@ TEST(PbdPowderPhysics, PouredHeapStandsWhereTheFluidSpreads) {
   const Heap heap = pour("", &before);
   const Heap fluid = pour("transitions: false", &fluid_before);
   if (mpi::rank(MPI_COMM_WORLD) == 0)
-    std::printf("heap: angle %.1f deg, height %.3f m, footprint %.3f m (%.3f a second before), rest %.2f; "
-                "fluid: angle %.1f deg, height %.3f m, footprint %.3f m\n",
-                heap.angle, heap.height, heap.footprint, before, heap.rest_fraction, fluid.angle, fluid.height,
-                fluid.footprint);
+    std::printf(
+        "heap: angle %.1f deg, height %.3f m, footprint %.3f m (%.3f a second before), rest %.2f; "
+        "fluid: angle %.1f deg, height %.3f m, footprint %.3f m\n",
+        heap.angle, heap.height, heap.footprint, before, heap.rest_fraction, fluid.angle, fluid.height,
+        fluid.footprint);
   EXPECT_GT(heap.rest_fraction, 0.5);
   EXPECT_GE(heap.angle, 15.0);
   EXPECT_LE(heap.angle, 50.0);

@@ -137,7 +137,8 @@ TEST(PbdPowder, CollisionConservesMomentum) {
       "time: {end: 1, dt: 0.0166666666666667}\ngrid: {dx: 0.02, block: 4}\n"
       "materials: {powder: {model: drucker_prager, E: 3.5e5, nu: 0.3, density: 1500}}\n"
       "bodies:\n"
-      "  - {shape: box, min: [0, 0, 0], max: [0.03, 0.03, 0.03], material: powder, velocity: [0.4, 0.05, 0]}\n"
+      "  - {shape: box, min: [0, 0, 0], max: [0.03, 0.03, 0.03], material: powder, velocity: [0.4, 0.05, "
+      "0]}\n"
       "  - {shape: box, min: [0.05, 0.01, 0.005], max: [0.07, 0.03, 0.025], material: powder, velocity: "
       "[-0.5, 0, 0.1]}\n"
       "pbd_powder: {spacing: 0.005, transitions: false}\n";
@@ -171,10 +172,10 @@ void expect_same(const std::vector<Grain>& a, const std::vector<Grain>& b) {
 // A pour that starts with no particles anywhere (every rank owns nothing), lands on a resting
 // block, forms and breaks bonds, and is re-balanced while it runs.
 TEST(PbdPowder, BitwiseIdenticalOnAnyRankCount3D) {
-  const std::string scene = pour_scene(
-      900, 0.08, "xsph: 0.01, vorticity: 0.0001",
-      "bodies: [{shape: box, min: [-0.03, 0, -0.02], max: [0.0, 0.02, 0.02], material: powder}]\n"
-      "balance: {every_steps: 10, threshold: 1.05}\n");
+  const std::string scene =
+      pour_scene(900, 0.08, "xsph: 0.01, vorticity: 0.0001",
+                 "bodies: [{shape: box, min: [-0.03, 0, -0.02], max: [0.0, 0.02, 0.02], material: powder}]\n"
+                 "balance: {every_steps: 10, threshold: 1.05}\n");
   PowderRun everyone(MPI_COMM_WORLD, scene, {"pbd_powder.initial_state=rest"});
   PowderRun alone(MPI_COMM_SELF, scene, {"pbd_powder.initial_state=rest"});
   for (int frame = 0; frame < 60; ++frame) {

@@ -99,14 +99,17 @@ TEST(PowderCalibration, InteriorLatticeParticleIsAtRest) {
   Cloud cube = lattice_cube(7, kSpacing);
   cube.find(c.kernel.h());
   const std::uint32_t centre = 3 + 7 * 3 + 49 * 3;
-  const DensityConstraint f = density_constraint(c, cube.p.data(), centre, cube.begin(centre), cube.end(centre));
+  const DensityConstraint f =
+      density_constraint(c, cube.p.data(), centre, cube.begin(centre), cube.end(centre));
   EXPECT_NEAR(f.value, 0.0, 1e-12);
   EXPECT_NEAR(f.lambda, 0.0, 1e-12 / f.density);
   const RestConstraint r = rest_constraint(c, cube.p.data(), centre, cube.begin(centre), cube.end(centre));
   EXPECT_NEAR(r.value, 0.0, 1e-12 * kSpacing * 26);
   std::vector<Real> lambda(cube.p.size() / 3, 0.0);
   for (std::size_t i = 0; i < lambda.size(); ++i)
-    lambda[i] = density_constraint(c, cube.p.data(), static_cast<std::uint32_t>(i), cube.begin(i), cube.end(i)).lambda;
+    lambda[i] =
+        density_constraint(c, cube.p.data(), static_cast<std::uint32_t>(i), cube.begin(i), cube.end(i))
+            .lambda;
   Real dp[3] = {0, 0, 0};
   density_correction(c, cube.p.data(), lambda.data(), centre, cube.begin(centre), cube.end(centre), dp);
   for (int a = 0; a < 3; ++a) dp[a] += r.scale * r.gradient[a];
@@ -179,18 +182,21 @@ TEST(PowderConstraints, OneProjectionReducesTheConstraintError) {
     Real sum = 0;
     for (std::size_t i = 0; i < n; ++i)
       if (interior(i)) {
-        const Real f = density_constraint(c, p.data(), static_cast<std::uint32_t>(i), cube.begin(i), cube.end(i)).value;
+        const Real f =
+            density_constraint(c, p.data(), static_cast<std::uint32_t>(i), cube.begin(i), cube.end(i)).value;
         sum += f * f;
       }
     return sum;
   };
   std::vector<Real> lambda(n);
   for (std::size_t i = 0; i < n; ++i)
-    lambda[i] = density_constraint(c, cube.p.data(), static_cast<std::uint32_t>(i), cube.begin(i), cube.end(i)).lambda;
+    lambda[i] =
+        density_constraint(c, cube.p.data(), static_cast<std::uint32_t>(i), cube.begin(i), cube.end(i))
+            .lambda;
   std::vector<Real> moved = cube.p;
   for (std::size_t i = 0; i < n; ++i)
-    density_correction(c, cube.p.data(), lambda.data(), static_cast<std::uint32_t>(i), cube.begin(i), cube.end(i),
-                       &moved[3 * i]);
+    density_correction(c, cube.p.data(), lambda.data(), static_cast<std::uint32_t>(i), cube.begin(i),
+                       cube.end(i), &moved[3 * i]);
   const Real before = error(cube.p), after = error(moved);
   EXPECT_GT(before, 0.0);
   EXPECT_LT(after, 0.5 * before);
@@ -201,7 +207,8 @@ TEST(PowderConstraints, OneProjectionReducesTheConstraintError) {
   const RestConstraint r0 = rest_constraint(c, pair.p.data(), 0, pair.begin(0), pair.end(0));
   const RestConstraint r1 = rest_constraint(c, pair.p.data(), 1, pair.begin(1), pair.end(1));
   EXPECT_GT(std::fabs(r0.value), 0.1 * kSpacing);
-  for (int a = 0; a < 3; ++a) pair.p[a] += r0.scale * r0.gradient[a], pair.p[3 + a] += r1.scale * r1.gradient[a];
+  for (int a = 0; a < 3; ++a)
+    pair.p[a] += r0.scale * r0.gradient[a], pair.p[3 + a] += r1.scale * r1.gradient[a];
   EXPECT_NEAR(rest_constraint(c, pair.p.data(), 0, pair.begin(0), pair.end(0)).value, 0.0, 1e-15);
 }
 

@@ -46,15 +46,17 @@ struct PowderRun : MethodRun {
 
 // The paper's pour (spec 003 §8) scaled by the arguments: a disc of radius 3Δx at `height`
 // pouring `count` particles onto a floor with friction 0.6; `extra`: more top-level YAML.
-inline std::string pour_scene(int count, Real height, const std::string& pbd = "", const std::string& extra = "") {
+inline std::string pour_scene(int count, Real height, const std::string& pbd = "",
+                              const std::string& extra = "") {
   return "nendo: 1\nmethod: pbd_powder\ndimension: 3\ngravity: [0, -9.81, 0]\n"
          "time: {end: 30, dt: 0.0166666666666667}\ngrid: {dx: 0.02, block: 4}\n"
          "materials: {powder: {model: drucker_prager, E: 3.5e5, nu: 0.3, density: 1500}}\n"
          "emitters:\n  - {shape: disc, center: [0, " +
-         std::to_string(height) + ", 0], radius: 0.015, axis: y, velocity: [0, -0.3, 0], count: " +
-         std::to_string(count) +
+         std::to_string(height) +
+         ", 0], radius: 0.015, axis: y, velocity: [0, -0.3, 0], count: " + std::to_string(count) +
          ", material: powder}\n"
-         "colliders: [{shape: plane, point: [0, 0, 0], normal: [0, 1, 0], boundary: separate, friction: 0.6}]\n"
+         "colliders: [{shape: plane, point: [0, 0, 0], normal: [0, 1, 0], boundary: separate, friction: "
+         "0.6}]\n"
          "pbd_powder: {spacing: 0.005" +
          (pbd.empty() ? "" : ", " + pbd) + "}\n" + extra;
 }
