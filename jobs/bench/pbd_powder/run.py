@@ -7,7 +7,7 @@
    spec's (substeps, iterations) = (8, 4) and (2, 4), on 1 and 2 ranks. Reported: ms per frame and
    frames per wall-clock second (real time is 60), particle-iterations per second (particles x
    substeps x iterations x frames / wall time).
-2. A million particles (jobs/bench/pbd_powder/large.yaml as a 200 x 100 x 50 block resting on the
+2. A million particles (jobs/scenes/pbd_powder/large-pour.yaml as a 200 x 100 x 50 block resting on the
    floor, so every timed frame holds 1 M): 3 frames on 1 and 2 ranks, (8, 4).
 Bytes per particle: the peak resident sets of all ranks (libraries included) over the particles.
 
@@ -22,7 +22,7 @@ import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 POUR = os.path.join(ROOT, "jobs", "scenes", "pbd_powder", "pour.yaml")
-LARGE = os.path.join(ROOT, "jobs", "bench", "pbd_powder", "large.yaml")
+LARGE = os.path.join(ROOT, "jobs", "scenes", "pbd_powder", "large-pour.yaml")
 BLOCK = ["--set", "emitters=[]", "--set",
          "bodies=[{shape: box, min: [0, 0, 0], max: [1.0, 0.5, 0.25], material: powder}]",
          "--set", "output.every=100"]
@@ -70,10 +70,11 @@ def main():
                                   "--set", "output.every=100"])
         for substeps, iterations in ((8, 4), (2, 4)):
             for ranks in (1, 2):
+                case = os.path.join(args.out, "pour-%d-%d-np%d" % (substeps, iterations, ranks))
                 out = nendo(args, ranks, POUR, [
-                    "--restart", "latest", "--allow-scene-change", "--steps", str(START + args.frames),
-                    "--output", os.path.join(args.out, "pour-%d-%d-np%d" % (substeps, iterations, ranks)),
-                    "--set", "checkpoint.dir=" + checkpoints, "--set", "checkpoint.every_steps=0",
+                    "--restart", os.path.join(checkpoints, "checkpoint_%09d.h5" % START), "--allow-scene-change",
+                    "--steps", str(START + args.frames), "--output", case,
+                    "--set", "checkpoint.dir=" + os.path.join(case, "checkpoints"), "--set", "checkpoint.every_steps=0",
                     "--set", "output.every=100", "--set", "pbd_powder.substeps=%d" % substeps,
                     "--set", "pbd_powder.iterations=%d" % iterations])
                 row = {"case": "pour 16000 (%d, %d)" % (substeps, iterations), "ranks": ranks}

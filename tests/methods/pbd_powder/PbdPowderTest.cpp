@@ -1,7 +1,8 @@
 // Powder PBD (spec 003) on 1-4 ranks: the transition rules of §9 test 6, the emitters (the
 // paper's counts of test 7(a), the disc lattice, ids and jitter), momentum conservation of the
 // pair corrections, and bitwise identical results on any rank count (3D and 2D pours, a resting
-// body), each run compared with the same run by one rank alone.
+// body; between them every option of the constraints), each run compared with the same run by one
+// rank alone.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -203,7 +204,7 @@ TEST(PbdPowder, BitwiseIdenticalOnAnyRankCount2D) {
       "material: powder}]\n"
       "colliders: [{shape: plane, point: [0, 0], normal: [0, 1], friction: 0.6},\n"
       "            {shape: plane, point: [-0.05, 0], normal: [1, 0]}]\n"
-      "pbd_powder: {spacing: 0.005}\n";
+      "pbd_powder: {spacing: 0.005, scorr: true, rest_constraint: sum}\n";
   PowderRun everyone(MPI_COMM_WORLD, scene), alone(MPI_COMM_SELF, scene);
   everyone.advance(60), alone.advance(60);
   const std::vector<Grain> a = everyone.gather();
