@@ -312,7 +312,10 @@ std::vector<KeySchema> pbd_powder_keys() {
                          "(the yellow of Fig. 3; visual only)")
           .defaults_to("5")
           .at_least(0),
-      KeySchema::boolean("scorr", "PBF artificial pressure s_corr (k = 0.1, n = 4, dq = 0.2 h; B4)")
+      KeySchema::boolean(
+          "scorr",
+          "PBF artificial pressure s_corr (k = 0.1, n = 4, dq = 0.2 h; B4), added to lambda as "
+          "k / D_0 since lambda has units here (m = 1)")
           .defaults_to("false"),
       KeySchema::boolean(
           "unilateral",
@@ -543,8 +546,8 @@ ShapeListSchema make_emitter_schema() {
            .below(0.5),
        KeySchema::integer("seed", "seed of the jitter").defaults_to("1").at_least(0)},
       {{"disc",
-        "a disc of lattice points (a line segment in 2D), one layer per emission; a new layer starts one "
-        "spacing below the last one if that has not moved away yet (B12)",
+        "a disc of lattice points (a line segment in 2D), one layer per emission; the next layer waits while "
+        "the centre of the last one is within half a spacing of the disc (B12)",
         {center_key("centre"), radius_key(),
          KeySchema::axis("axis", "the disc's normal; emission goes along the velocity").defaults_to("y")}},
        {"box",

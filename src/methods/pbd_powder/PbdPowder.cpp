@@ -39,8 +39,10 @@ PbdPowder::PbdPowder(const Scene& scene)
   rule_.magnitude = settings_.density_change == "magnitude";
   rule_.speed = speed_threshold_;
   rule_.rest_above = settings_.rest_when == "above";
-  if (settings_.scorr) {  // Macklin and Müller 2013: k = 0.1, n = 4, |Δq| = 0.2 h
-    params_.scorr_k = 0.1;
+  // Macklin and Müller 2013: k = 0.1, n = 4, |Δq| = 0.2 h. With m = 1, λ has units (λ = −F/D,
+  // D ~ D_0); k is a constraint value (dimensionless), so it enters next to λ as k / D_0.
+  if (settings_.scorr) {
+    params_.scorr_k = 0.1 / reference_.denominator;
     params_.scorr_inverse_w = 1 / kernel_.w(0.04 * h * h);
   }
   for (const auto& [name, material] : scene.materials)
@@ -368,7 +370,8 @@ void PbdPowder::viscosity_and_vorticity(Space& space, Real dt) {
   halo.update_values(v_.data(), 3, v_.data() + 3 * n_own_);
   const Real inv_rho0 = 1 / params_.rest_density;
   const std::size_t rows = row_particle_.size();
-  std::vector<Real> dv(3 * n_own_, 0.0);
+  std::vector<Real>& dv = dv_;
+  dv.assign(3 * n_own_, 0.0);
   omega_.assign(3 * n_, 0.0);
   auto pairs = [&](std::size_t r, auto&& body) {
     const std::uint32_t i = row_particle_[r];

@@ -1,26 +1,28 @@
 #pragma once
 // Powder by extended position based dynamics with state transitions (Takiguchi and Fujishiro;
 // spec 003). Particles flow (the position-based-fluids density constraint) or rest (the same plus
-// a summed distance constraint); they change state once per frame on the density rate (rest →
-// flow) and on the speed relative to their neighbours (flow → rest). One nendo step is one frame
+// distance constraints to their resting neighbours: the paper's summed R_i or, by default, pairs
+// frozen when they came to rest, §10 B5); they change state once per frame on the density rate
+// (rest → flow) and on the speed relative to their neighbours (flow → rest). Particles closer than
+// Δx are pushed apart (an extension, docs/methods/pbd-powder.md). One nendo step is one frame
 // (spec §6):
 //   emit            emitters add their particles on the ranks that own them        (§8)
 //   substeps        predict (v += Δt_s g, |v| ≤ 0.4 h/Δt_s), neighbours once, then
-//                   `iterations` Jacobi rounds: λ (Eq. 4), λ to the halo, Δp (Eqs. 3, 6),
-//                   collisions with Coulomb friction, p to the halo; v = (p − x)/Δt_s;
-//                   migration                                                     (§6 lines 2-19)
-//   transitions     ρ on the end-of-frame positions, Eqs. (8), (9)                (§6 lines 20-28)
-// Owned and halo copies predict alike from the same bits, so a substep needs only the λ and p
+//                   `iterations` Jacobi rounds: λ and the pair counts (Eq. 4), them to the
+//                   halo, Δp (Eqs. 3, 6, contacts, bonds), collisions with Coulomb friction,
+//                   p to the halo; v = (p − x)/Δt_s; migration                    (§6 lines 2-19)
+//   transitions     ρ on the end-of-frame positions, Eqs. (8), (9), bonds         (§6 lines 20-28)
+// Owned and halo copies predict alike from the same bits, so an iteration needs only the λ and p
 // exchanges; neighbour sums run in (cell key, id) order: results are bitwise the same on any
 // rank count. The block cell must hold h plus twice the substep drift (grid.dx ≥ 1.8 h).
 #include <vector>
 
 #include "colliders/Collider.hpp"
+#include "decomposition/CellList.hpp"
 #include "methods/Method.hpp"
 #include "methods/pbd_powder/Emitter.hpp"
 #include "methods/pbd_powder/PowderConstraints.hpp"
 #include "methods/pbd_powder/PowderTransitions.hpp"
-#include "methods/slave_sph/CellList.hpp"
 
 namespace nendo {
 
@@ -103,7 +105,7 @@ class PbdPowder final : public Method {
   std::vector<std::size_t> offset_;
   std::vector<Real> sorted_;           // positions in cell order (the neighbour search)
   std::vector<pbd::PairTerms> pairs_;  // per neighbour, from the λ pass
-  std::vector<Real> dp_, omega_;       // owned / combined
+  std::vector<Real> dp_, dv_, omega_;  // owned, owned, combined
   bool pairs_mode_ = false;
   std::vector<std::ptrdiff_t> bond_slot_;  // per row and bond: index into neighbours_, or −1
   std::vector<Real> bond_length_;          // per row and bond

@@ -12,7 +12,7 @@
 #include "colliders/Collider.hpp"
 #include "methods/Method.hpp"
 #include "methods/mpm/materials/Materials.hpp"
-#include "methods/slave_sph/CellList.hpp"
+#include "decomposition/CellList.hpp"
 #include "methods/slave_sph/CubicSplineKernel.hpp"
 
 namespace nendo {

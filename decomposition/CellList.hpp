@@ -1,5 +1,6 @@
 #pragma once
-// A hashed cell list in the manner of Green's "CUDA Particles" (spec 000 §3.13): items sorted by
+// A hashed cell list in the manner of Green's "CUDA Particles" (spec 000 §3.13, spec 003 B11), the
+// neighbour search of the particle methods (slave SPH, powder PBD): items sorted by
 // (cell key, id), the key ordering cells z-major, then y, then x. The 3×3 columns of cells around
 // a cell are then 9 contiguous ranges, found once per cell by binary search, and a neighbour scan
 // visits candidates in (cell key, id) order, which depends on positions only: sums over them come
