@@ -82,8 +82,6 @@ void PbdPowder::seed(MPI_Comm comm, const Scene& scene, ParticleSet& particles) 
   }
 }
 
-void PbdPowder::initialize(Space& /*space*/) {}
-
 StateRecord PbdPowder::save_state() const {
   StateRecord state;
   std::vector<std::int64_t> emitted, last;
@@ -286,7 +284,7 @@ void PbdPowder::project_constraints(Space& space, Real t, Real dt) {
                                            pairs_.data() + offset_[r], summed ? &rest : nullptr, &contacts)
                        .lambda;
       weights[1] = contacts;
-      weights[2] = state_[i] == kRest && pairs_mode_ ? bond_count(r) : 0;
+      weights[2] = pairs_mode_ ? static_cast<Real>(bond_offset_[r + 1] - bond_offset_[r]) : 0;
       Real* dp = &dp_[3 * i];
       for (int a = 0; a < 3; ++a) dp[a] = summed ? rest.scale * rest.gradient[a] : 0;  // Eq. (6)
     }
@@ -370,8 +368,7 @@ void PbdPowder::viscosity_and_vorticity(Space& space, Real dt) {
   halo.update_values(v_.data(), 3, v_.data() + 3 * n_own_);
   const Real inv_rho0 = 1 / params_.rest_density;
   const std::size_t rows = row_particle_.size();
-  std::vector<Real>& dv = dv_;
-  dv.assign(3 * n_own_, 0.0);
+  dv_.assign(3 * n_own_, 0.0);
   omega_.assign(3 * n_, 0.0);
   auto pairs = [&](std::size_t r, auto&& body) {
     const std::uint32_t i = row_particle_[r];
@@ -387,7 +384,7 @@ void PbdPowder::viscosity_and_vorticity(Space& space, Real dt) {
       Real vij[3];
       for (int a = 0; a < 3; ++a) vij[a] = v_[3 * j + a] - v_[3 * i + a];
       const Real w = kernel_.w(r2) * inv_rho0, f = -kernel_.gradient_factor(std::sqrt(r2)) * inv_rho0;
-      for (int a = 0; a < 3; ++a) dv[3 * i + a] += settings_.xsph * vij[a] * w;
+      for (int a = 0; a < 3; ++a) dv_[3 * i + a] += settings_.xsph * vij[a] * w;
       const Real g[3] = {f * d[0], f * d[1], f * d[2]};  // ∇_{p_j} W_ij
       Real* w_i = &omega_[3 * i];
       w_i[0] += vij[1] * g[2] - vij[2] * g[1];
@@ -408,12 +405,12 @@ void PbdPowder::viscosity_and_vorticity(Space& space, Real dt) {
       const Real N[3] = {eta[0] / length, eta[1] / length, eta[2] / length};
       const Real* w = &omega_[3 * i];
       const Real f[3] = {N[1] * w[2] - N[2] * w[1], N[2] * w[0] - N[0] * w[2], N[0] * w[1] - N[1] * w[0]};
-      for (int a = 0; a < 3; ++a) dv[3 * i + a] += dt * settings_.vorticity * f[a];
+      for (int a = 0; a < 3; ++a) dv_[3 * i + a] += dt * settings_.vorticity * f[a];
     }
   }
   Real* v = space.particles().real("velocity");
   for (std::size_t i = 0; i < n_own_; ++i)
-    for (int a = 0; a < dimension_; ++a) v[dimension_ * i + a] += dv[3 * i + a];
+    for (int a = 0; a < dimension_; ++a) v[dimension_ * i + a] += dv_[3 * i + a];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -463,34 +460,26 @@ void PbdPowder::transitions(Space& space, Real dt) {
 // the distances they had when the bond formed; bonds are made and broken once per frame, after
 // the transitions, and projected in every iteration in the per-particle Jacobi form of Eq. (6).
 
-// Where each bond partner of a resting owned particle is in its neighbour row (−1: beyond h).
+// The bonds of each row this substep (CSR, in slot order): where the partner is in the row's
+// neighbour list, and the bond's length; bonds whose partner is beyond h are left out.
 void PbdPowder::find_bonds(const ParticleSet& owned) {
   const std::size_t rows = row_particle_.size();
-  bond_slot_.assign(rows * kMaxBonds, -1);
-  bond_length_.assign(rows * kMaxBonds, 0.0);
+  bond_offset_.assign(1, 0), bond_slot_.clear(), bond_length_.clear();
   const ParticleId* bond = owned.uint64("bond");
   const Real* length = owned.real("bond_length");
   for (std::size_t r = 0; r < rows; ++r) {
     const std::uint32_t i = row_particle_[r];
-    if (state_[i] != kRest) continue;
-    for (int b = 0; b < kMaxBonds; ++b) {
+    for (int b = 0; b < kMaxBonds && state_[i] == kRest; ++b) {
       const ParticleId partner = bond[kMaxBonds * i + b];
       if (partner == kNoBond) continue;
       for (std::size_t k = offset_[r]; k < offset_[r + 1]; ++k)
         if (id_[neighbours_[k]] == partner) {
-          bond_slot_[kMaxBonds * r + b] = static_cast<std::ptrdiff_t>(k);
-          bond_length_[kMaxBonds * r + b] = length[kMaxBonds * i + b];
+          bond_slot_.push_back(k), bond_length_.push_back(length[kMaxBonds * i + b]);
           break;
         }
     }
+    bond_offset_.push_back(bond_slot_.size());
   }
-}
-
-// Bonds of row r whose partner is within h this substep.
-int PbdPowder::bond_count(std::size_t r) const {
-  int count = 0;
-  for (int b = 0; b < kMaxBonds; ++b) count += bond_slot_[kMaxBonds * r + b] >= 0;
-  return count;
 }
 
 // Each bond moves i by half its error along n_ij (a lone bond is exact after one round), scaled by
@@ -498,16 +487,14 @@ int PbdPowder::bond_count(std::size_t r) const {
 void PbdPowder::bond_correction(std::size_t r, Real* dp) const {
   const std::uint32_t i = row_particle_[r];
   const Real* pi = &p_[3 * i];
-  for (int b = 0; b < kMaxBonds; ++b) {
-    const std::ptrdiff_t k = bond_slot_[kMaxBonds * r + b];
-    if (k < 0) continue;
-    const std::uint32_t j = neighbours_[k];
+  for (std::size_t b = bond_offset_[r]; b < bond_offset_[r + 1]; ++b) {
+    const std::uint32_t j = neighbours_[bond_slot_[b]];
     const Real* pj = &p_[3 * j];
     const Real d[3] = {pi[0] - pj[0], pi[1] - pj[1], pi[2] - pj[2]};
     const Real length = norm3(d);
     const Real count = std::max(weights_[kWeights * i + 2], weights_[kWeights * j + 2]);
     if (length < 1e-9 * kernel_.h() || count <= 0) continue;
-    const Real f = -0.5 * (length - bond_length_[kMaxBonds * r + b]) / length / count;
+    const Real f = -0.5 * (length - bond_length_[b]) / length / count;
     for (int a = 0; a < 3; ++a) dp[a] += f * d[a];
   }
 }

@@ -42,7 +42,6 @@ class PbdPowder final : public Method {
   explicit PbdPowder(const Scene& scene);
   void register_fields(ParticleSet& particles) const override;
   void seed(MPI_Comm comm, const Scene& scene, ParticleSet& particles) override;
-  void initialize(Space& space) override;
   StateRecord save_state() const override;
   void restore(Space& space, const StateRecord& state) override;
   void advance(Space& space, Real t, Real dt) override;
@@ -70,8 +69,7 @@ class PbdPowder final : public Method {
   void transitions(Space& space, Real dt);
   void find_bonds(const ParticleSet& owned);            // bond_slot_ for this substep
   void bond_correction(std::size_t r, Real* dp) const;  // §10 B5
-  int bond_count(std::size_t r) const;
-  void update_bonds(Space& space);  // after the transitions
+  void update_bonds(Space& space);                      // after the transitions
 
   PbdPowderSettings settings_;
   int dimension_;
@@ -107,8 +105,10 @@ class PbdPowder final : public Method {
   std::vector<pbd::PairTerms> pairs_;  // per neighbour, from the λ pass
   std::vector<Real> dp_, dv_, omega_;  // owned, owned, combined
   bool pairs_mode_ = false;
-  std::vector<std::ptrdiff_t> bond_slot_;  // per row and bond: index into neighbours_, or −1
-  std::vector<Real> bond_length_;          // per row and bond
+  // The bonds of row r this substep: bond_slot_[bond_offset_[r] .. bond_offset_[r + 1]) index
+  // neighbours_; bond_length_ alongside.
+  std::vector<std::size_t> bond_offset_, bond_slot_;
+  std::vector<Real> bond_length_;
 };
 
 }  // namespace nendo
