@@ -1,5 +1,5 @@
-// The Catalyst adaptor on ParaView 5.11's legacy C++ API (vtkCPProcessor), which runs both
-// current `paraview.catalyst` scripts and legacy ones.
+// The Catalyst plugin (see InSituBackend.hpp) on ParaView 5.11's legacy C++ API (vtkCPProcessor),
+// which runs both current `paraview.catalyst` scripts and legacy ones.
 //
 // ParaView cannot be initialised again in a process once finalised, so there is one
 // vtkCPProcessor per process, made by the first adaptor and finalised when MPI is (from an
@@ -21,7 +21,7 @@
 #include <fstream>
 
 #include "core/Error.hpp"
-#include "io/InSitu.hpp"
+#include "io/catalyst/InSituBackend.hpp"
 #include "io/catalyst/VtkPieces.hpp"
 
 namespace nendo {
@@ -118,36 +118,53 @@ auto in_directory(const std::string& directory, F f) {
 
 }  // namespace
 
-struct CatalystAdaptor::Impl {
-  vtkCPProcessor* processor = nullptr;
-  std::vector<vtkSmartPointer<vtkCPPythonPipeline>> pipelines;
-  std::string directory;
-  bool with_mesh = false;
-  std::vector<bool> used{false, false, false};  // by channel, as kChannels
-  vtkSmartPointer<vtkCPDataDescription> description;
-  InSituRequest requested;
-  std::int64_t step = 0;
+class ParaViewCatalyst final : public InSituBackend {
+ public:
+  ParaViewCatalyst(MPI_Comm comm, const std::vector<std::string>& scripts,
+                   const std::string& working_directory, bool with_mesh);
+  ~ParaViewCatalyst() override;
+  InSituRequest request(std::int64_t step, double time) override;
+  void execute(const InSituData& data) override;
 
-  ~Impl() {
-    description = nullptr;
-    if (processor)
-      for (const auto& pipeline : pipelines) {
-        in_directory(directory, [&] { return pipeline->Finalize(); });  // the script's catalyst_finalize()
-        processor->RemovePipeline(pipeline);
-      }
-  }
+ private:
+  void add_scripts(MPI_Comm comm, const std::vector<std::string>& scripts);
+  void release();
+
+  vtkCPProcessor* processor_ = nullptr;
+  std::vector<vtkSmartPointer<vtkCPPythonPipeline>> pipelines_;
+  std::string directory_;
+  bool with_mesh_ = false;
+  std::vector<bool> used_{false, false, false};  // by channel, as kChannels
+  vtkSmartPointer<vtkCPDataDescription> description_;
+  InSituRequest requested_;
+  std::int64_t step_ = 0;
 };
 
-bool CatalystAdaptor::available() { return true; }
+ParaViewCatalyst::~ParaViewCatalyst() { release(); }
 
-std::string CatalystAdaptor::paraview_version() { return PARAVIEW_VERSION_FULL; }
+void ParaViewCatalyst::release() {
+  description_ = nullptr;
+  if (processor_)
+    for (const auto& pipeline : pipelines_) {
+      in_directory(directory_, [&] { return pipeline->Finalize(); });  // the script's catalyst_finalize()
+      processor_->RemovePipeline(pipeline);
+    }
+}
 
-CatalystAdaptor::CatalystAdaptor(MPI_Comm comm, const std::vector<std::string>& scripts,
-                                 const std::string& working_directory, bool with_mesh)
-    : impl_(std::make_unique<Impl>()) {
-  impl_->directory = working_directory;
-  impl_->with_mesh = with_mesh;
-  impl_->processor = &processor_for(comm);
+ParaViewCatalyst::ParaViewCatalyst(MPI_Comm comm, const std::vector<std::string>& scripts,
+                                   const std::string& working_directory, bool with_mesh_channel) {
+  directory_ = working_directory;
+  with_mesh_ = with_mesh_channel;
+  processor_ = &processor_for(comm);
+  try {
+    add_scripts(comm, scripts);
+  } catch (...) {
+    release();  // the scripts loaded so far are finalised, as when the run ends
+    throw;
+  }
+}
+
+void ParaViewCatalyst::add_scripts(MPI_Comm comm, const std::vector<std::string>& scripts) {
   for (const std::string& script : scripts) {
     const std::string path = std::filesystem::absolute(script).lexically_normal().string();
     std::string problem;
@@ -173,39 +190,37 @@ CatalystAdaptor::CatalystAdaptor(MPI_Comm comm, const std::vector<std::string>& 
         vtkCPPythonPipeline::CreateAndInitializePipeline(path.c_str(), version);
     if (!pipeline)
       throw InputError("Catalyst script " + script + ": failed to load (the Python error is above)");
-    impl_->pipelines.push_back(pipeline);
+    pipelines_.push_back(pipeline);
     const std::vector<bool> named = channels_named_in(path);
-    for (std::size_t c = 0; c < named.size(); ++c) impl_->used[c] = impl_->used[c] || named[c];
+    for (std::size_t c = 0; c < named.size(); ++c) used_[c] = used_[c] || named[c];
   }
-  for (const auto& pipeline : impl_->pipelines) impl_->processor->AddPipeline(pipeline);
+  for (const auto& pipeline : pipelines_) processor_->AddPipeline(pipeline);
 }
 
-CatalystAdaptor::~CatalystAdaptor() = default;
-
-InSituRequest CatalystAdaptor::request(std::int64_t step, double time) {
+InSituRequest ParaViewCatalyst::request(std::int64_t step, double time) {
   auto description = vtkSmartPointer<vtkCPDataDescription>::New();
   for (const char* channel : kChannels)
-    if (impl_->with_mesh || std::string(channel) != "mesh") description->AddInput(channel);
+    if (with_mesh_ || std::string(channel) != "mesh") description->AddInput(channel);
   description->SetTimeData(time, static_cast<vtkIdType>(step));
   InSituRequest request;
-  if (in_directory(impl_->directory, [&] { return impl_->processor->RequestDataDescription(description); })) {
+  if (in_directory(directory_, [&] { return processor_->RequestDataDescription(description); })) {
     // A paraview.catalyst script that wants data marks every channel: only those named are built.
     const auto needs = [&](int c) {
       vtkCPInputDataDescription* input = description->GetInputDescriptionByName(kChannels[c]);
-      return input && input->GetIfGridIsNecessary() && impl_->used[c];
+      return input && input->GetIfGridIsNecessary() && used_[c];
     };
     request.particles = needs(0), request.blocks = needs(1), request.mesh = needs(2);
   }
-  impl_->description = request.any() ? description : nullptr;
-  impl_->step = step;
-  impl_->requested = request;
+  description_ = request.any() ? description : nullptr;
+  step_ = step;
+  requested_ = request;
   return request;
 }
 
-void CatalystAdaptor::execute(const InSituData& data) {
-  if (!impl_->description) return;
-  const InSituRequest& r = impl_->requested;
-  vtkCPDataDescription& description = *impl_->description;
+void ParaViewCatalyst::execute(const InSituData& data) {
+  if (!description_) return;
+  const InSituRequest& r = requested_;
+  vtkCPDataDescription& description = *description_;
   if (r.particles) {
     if (!data.particles) throw Error("Catalyst: the particles were requested but not given");
     description.GetInputDescriptionByName("particles")->SetGrid(particles_piece(*data.particles));
@@ -218,12 +233,19 @@ void CatalystAdaptor::execute(const InSituData& data) {
   if (r.mesh) description.GetInputDescriptionByName("mesh")->SetGrid(mesh_piece(data.mesh));
   // A script that raises (at its import or in catalyst_execute) stops the run: images and
   // extracts silently missing for the rest of a long run would cost more.
-  int ok = in_directory(impl_->directory, [&] { return impl_->processor->CoProcess(impl_->description); });
-  impl_->description = nullptr;
+  int ok = in_directory(directory_, [&] { return processor_->CoProcess(description_); });
+  description_ = nullptr;
   MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, process_catalyst->comm);
   if (!ok)
-    throw CollectiveError("a Catalyst script failed at step " + std::to_string(impl_->step) +
+    throw CollectiveError("a Catalyst script failed at step " + std::to_string(step_) +
                           " (its Python error is above)");
 }
 
 }  // namespace nendo
+
+nendo::InSituBackend* nendo_catalyst_create(MPI_Comm comm, const std::vector<std::string>& scripts,
+                                            const std::string& working_directory, bool with_mesh) {
+  return new nendo::ParaViewCatalyst(comm, scripts, working_directory, with_mesh);
+}
+
+const char* nendo_catalyst_paraview_version() { return PARAVIEW_VERSION_FULL; }

@@ -149,12 +149,13 @@ int main(int argc, char** argv) {
   const bool root = nendo::mpi::rank(comm) == 0;
 
   CLI::App app{"nendo: distributed solver for elastic, plastic and granular matter"};
-  app.set_version_flag("--version",
-                       std::string("nendo ") + NENDO_VERSION + " (PETSc " + nendo::PetscSession::version() +
-                           (nendo::CatalystAdaptor::available()
-                                ? ", ParaView Catalyst " + nendo::CatalystAdaptor::paraview_version()
-                                : ", without Catalyst") +
-                           ")");
+  // A function, so that only --version loads the Catalyst plugin to name ParaView's version.
+  app.set_version_flag("--version", [] {
+    return std::string("nendo ") + NENDO_VERSION + " (PETSc " + nendo::PetscSession::version() +
+           (nendo::CatalystAdaptor::available() ? ", ParaView Catalyst " + nendo::CatalystAdaptor::paraview_version()
+                                                : ", without Catalyst") +
+           ")";
+  });
   app.require_subcommand(1);
   std::string scene_path;
   std::vector<std::string> sets;
