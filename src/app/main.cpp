@@ -21,6 +21,7 @@
 #include "io/InSitu.hpp"
 #include "io/ParticleReader.hpp"
 #include "methods/Method.hpp"
+#include "methods/fem/StvkMaterial.hpp"
 #include "methods/mpm/materials/Materials.hpp"
 #include "scene/SceneLoader.hpp"
 #include "solvers/PetscSession.hpp"
@@ -145,6 +146,7 @@ void print_info(const std::string& given) {
 int main(int argc, char** argv) {
   nendo::PetscSession petsc(&argc, &argv);
   nendo::register_mpm_material_schemas();  // the material models a scene may name
+  nendo::register_fem_material_schemas();
   const MPI_Comm comm = MPI_COMM_WORLD;
   const bool root = nendo::mpi::rank(comm) == 0;
 
@@ -152,8 +154,9 @@ int main(int argc, char** argv) {
   // A function, so that only --version loads the Catalyst plugin to name ParaView's version.
   app.set_version_flag("--version", [] {
     return std::string("nendo ") + NENDO_VERSION + " (PETSc " + nendo::PetscSession::version() +
-           (nendo::CatalystAdaptor::available() ? ", ParaView Catalyst " + nendo::CatalystAdaptor::paraview_version()
-                                                : ", without Catalyst") +
+           (nendo::CatalystAdaptor::available()
+                ? ", ParaView Catalyst " + nendo::CatalystAdaptor::paraview_version()
+                : ", without Catalyst") +
            ")";
   });
   app.require_subcommand(1);

@@ -6,6 +6,7 @@
 #include "core/Error.hpp"
 #include "methods/Method.hpp"
 #include "methods/ballistic/Ballistic.hpp"
+#include "methods/fem/HierarchicalFem.hpp"
 #include "methods/mpm/Mpm.hpp"
 #include "methods/pbd_powder/PbdPowder.hpp"
 #include "methods/shape_matching/ShapeMatching.hpp"
@@ -22,6 +23,7 @@ static const std::map<std::string, MethodFactory>& methods() {
       {"slave_sph", [](const Scene& s) { return std::make_unique<SlaveSph>(s); }},
       {"shape_matching", [](const Scene& s) { return std::make_unique<ShapeMatching>(s); }},
       {"pbd_powder", [](const Scene& s) { return std::make_unique<PbdPowder>(s); }},
+      {"fem", [](const Scene& s) { return std::make_unique<HierarchicalFem>(s); }},
   };
   return registry;
 }

@@ -63,8 +63,12 @@ struct BodySettings {
   std::string groups = "global";  // global | per_region | slabs
   int group_slabs = 1;            // slabs: equal slabs of the rest bounding box along group_axis
   int group_axis = 0;
-  bool fixed = false;  // vertices inside [fixed_min, fixed_max] at rest are held
+  bool fixed = false;  // vertices inside [fixed_min, fixed_max] at rest are held (mesh methods)
   Vec3 fixed_min{}, fixed_max{};
+  // FEM (spec 004 Fig. 4): finest tets whose rest centroid is in an odd cell of a lattice of cube
+  // side alternate_cell take alternate_material instead ("" : none).
+  std::string alternate_material;
+  Real alternate_cell = 0;
   int initial_example = 0;  // the body starts in this example's shape (0: the rest shape)
 };
 
@@ -175,6 +179,20 @@ struct PbdPowderSettings {
 
 // A source of powder particles (spec 003 §8): a lattice of spacing Δx in a disc (one layer per
 // emission) or a box, emitted every frame or at a rate, until `count` particles.
+// The hierarchical tetrahedral FEM (spec 004); names follow the spec's symbols.
+struct FemSettings {
+  Real spacing = 0.1;                  // level-0 edge length of box bodies (m)
+  int max_level = 2;                   // L_max
+  int min_level = 0;                   // never coarser (an extension: coarse tets lock in bending)
+  Real linear_tolerance = 0.05;        // δ_lin (§5 H4f)
+  Real agree_tolerance = 0.01;         // τ_agree (§4.4)
+  Real coarsen_factor = 0.8;           // κ_c (§4.4)
+  Real damping = 0;                    // c_m, mass-proportional (1/s)
+  Real bulk_viscosity = 0;             // φ (Pa s), the same at every level (§10 C11)
+  Real shear_viscosity = 0;            // ψ (Pa s)
+  std::string boundary = "kinematic";  // kinematic | vertices_only (§10 C2)
+};
+
 struct EmitterSettings {
   std::string shape;  // disc | box
   std::string material;
@@ -208,6 +226,7 @@ struct Scene {
   SlaveSphSettings slave_sph;
   ShapeMatchingSettings shape_matching;
   PbdPowderSettings pbd_powder;
+  FemSettings fem;
   std::vector<EmitterSettings> emitters;
   std::string source_path;             // as given to the loader
   std::string source_text;             // the file as read, before overrides

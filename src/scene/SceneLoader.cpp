@@ -80,6 +80,7 @@ class SceneReader {
         {"slave_sph", [&](const Cursor& c) { scene.slave_sph = read_slave_sph(c); }},
         {"shape_matching", [&](const Cursor& c) { scene.shape_matching = read_shape_matching(c); }},
         {"pbd_powder", [&](const Cursor& c) { scene.pbd_powder = read_pbd_powder(c); }},
+        {"fem", [&](const Cursor& c) { scene.fem = read_fem(c); }},
         {"emitters", [&](const Cursor& c) { scene.emitters = read_emitters(c); }},
     };
     const MapReader top(root(), top_level_keys(), dimension_source(), sections);
@@ -89,8 +90,8 @@ class SceneReader {
     scene.gravity = top.vector("gravity");
     if (scene.method == "slave_sph" && scene.dimension != 3)
       top.fail("dimension", "slave_sph is three-dimensional (its kernel, Eq. 3, is the 3D cubic spline)");
-    if (scene.method == "shape_matching" && scene.dimension != 3)
-      top.fail("dimension", "shape_matching is three-dimensional (its bodies are tetrahedral meshes)");
+    if ((scene.method == "shape_matching" || scene.method == "fem") && scene.dimension != 3)
+      top.fail("dimension", scene.method + " is three-dimensional (its bodies are tetrahedral meshes)");
     check_sources(top, scene);
     if (!scene.output.every && !scene.output.every_steps) scene.output.every = scene.time.end / 100;
     return scene;
@@ -174,6 +175,18 @@ class SceneReader {
     return entry->value.node.Scalar();
   }
 
+  // The fem halo is one cell: it must hold every corner of a tet at an owned node and the masters
+  // of its hanging corners, 2.5 level-0 edges away (a cube's Kuhn tets have edges up to √3 spacing).
+  void check_fem_reach(const MapReader& top, const Scene& scene) {
+    const Real edge = std::sqrt(3.0) * scene.fem.spacing;
+    if (scene.grid.dx < 2.5 * edge * (1 - 1e-9))
+      top.fail("grid",
+               fmt::format("dx {} is below 2.5 x the longest level-0 edge ({:.6g} = sqrt(3) x fem.spacing "
+                           "{}), {:.6g}: the one-cell halo must hold each node's tets and the masters of "
+                           "their hanging nodes",
+                           scene.grid.dx, edge, scene.fem.spacing, 2.5 * edge));
+  }
+
   // Every method needs bodies, except that pbd_powder may pour all its particles from emitters;
   // and pbd_powder's halo must hold a neighbourhood after a substep (spec 003 §11).
   void check_sources(const MapReader& top, const Scene& scene) {
@@ -182,6 +195,7 @@ class SceneReader {
     if (scene.bodies.empty() && scene.emitters.empty())
       top.fail("bodies", powder ? "must list at least one body, or the scene needs emitters"
                                 : "must list at least one body");
+    if (scene.method == "fem") check_fem_reach(top, scene);
     if (!powder) return;
     const Real h = scene.pbd_powder.support * scene.pbd_powder.spacing;
     if (scene.grid.dx < 1.8 * h * (1 - 1e-9))
@@ -249,16 +263,24 @@ class SceneReader {
 
   // The keys of a shape-matching body (spec 001): examples, groups, held vertices.
   void read_shape_matching_body(const MapReader& body, BodySettings& settings) {
-    static const char* const keys[] = {"examples",  "groups",    "group_slabs",    "group_axis",
-                                       "fixed_min", "fixed_max", "initial_example"};
+    static const char* const keys[] = {"examples", "groups", "group_slabs", "group_axis", "initial_example"};
+    static const char* const mesh_keys[] = {"fixed_min", "fixed_max"};
+    static const char* const fem_keys[] = {"alternate_material", "alternate_cell"};
+    const bool mesh = method_is("shape_matching") || method_is("fem");
+    for (const char* key : mesh_keys)
+      if (!mesh && body.has(key)) body.fail(key, "is a key of shape_matching and fem bodies only");
+    for (const char* key : fem_keys)
+      if (!method_is("fem") && body.has(key)) body.fail(key, "is a key of fem bodies only");
     if (!method_is("shape_matching")) {
       for (const char* key : keys)
         if (body.has(key)) body.fail(key, "is a key of shape_matching bodies only");
-      return;
+    } else {
+      settings.groups = body.text("groups");
+      settings.group_slabs = body.integer("group_slabs");
+      settings.group_axis = body.axis("group_axis");
     }
-    settings.groups = body.text("groups");
-    settings.group_slabs = body.integer("group_slabs");
-    settings.group_axis = body.axis("group_axis");
+    if (method_is("fem")) read_fem_body(body, settings);
+    if (!mesh) return;
     if (body.has("fixed_min") != body.has("fixed_max"))
       body.fail(body.has("fixed_min") ? "fixed_min" : "fixed_max", "needs fixed_min and fixed_max together");
     if (body.has("fixed_min")) {
@@ -269,10 +291,22 @@ class SceneReader {
         if (settings.fixed_max[a] < settings.fixed_min[a])
           body.fail("fixed_max", "must not be below fixed_min on any axis");
     }
+    if (!method_is("shape_matching")) return;
     settings.initial_example = body.integer("initial_example");
     if (settings.initial_example > static_cast<int>(settings.examples.size()))
       body.fail("initial_example", "is " + std::to_string(settings.initial_example) + " but the body has " +
                                        std::to_string(settings.examples.size()) + " examples");
+  }
+
+  // Fig. 4's checkerboard: a second material on alternate cells.
+  void read_fem_body(const MapReader& body, BodySettings& settings) {
+    if (!body.has("alternate_material")) {
+      if (body.has("alternate_cell")) body.fail("alternate_cell", "needs alternate_material");
+      return;
+    }
+    settings.alternate_material = material_reference(body, "alternate_material");
+    settings.alternate_cell = body.real("alternate_cell");
+    if (settings.alternate_cell <= 0) body.fail("alternate_cell", "must be above 0 with alternate_material");
   }
 
   // The schema's item type `map` selects with its first key (a body's shape, an example's type).
@@ -422,6 +456,25 @@ class SceneReader {
     return settings;
   }
 
+  FemSettings read_fem(const Cursor& map) {
+    const MapReader fem = section(map, "fem");
+    FemSettings settings;
+    settings.spacing = fem.real("spacing");
+    settings.max_level = fem.integer("max_level");
+    settings.min_level = fem.integer("min_level");
+    if (settings.min_level > settings.max_level)
+      fem.fail("min_level", "is " + std::to_string(settings.min_level) + ", above max_level (" +
+                                std::to_string(settings.max_level) + ")");
+    settings.linear_tolerance = fem.real("linear_tolerance");
+    settings.agree_tolerance = fem.real("agree_tolerance");
+    settings.coarsen_factor = fem.real("coarsen_factor");
+    settings.damping = fem.real("damping");
+    settings.bulk_viscosity = fem.real("bulk_viscosity");
+    settings.shear_viscosity = fem.real("shear_viscosity");
+    settings.boundary = fem.text("boundary");
+    return settings;
+  }
+
   PbdPowderSettings read_pbd_powder(const Cursor& map) {
     const MapReader pbd = section(map, "pbd_powder");
     PbdPowderSettings settings;
@@ -482,12 +535,27 @@ class SceneReader {
     return names;
   }
 
-  std::string material_reference(const MapReader& body) const {
-    const std::string name = body.text("material");
+  std::string material_reference(const MapReader& body, const char* key = "material") const {
+    const std::string name = body.text(key);
     const std::vector<std::string> names = material_names();
-    if (std::find(names.begin(), names.end(), name) != names.end()) return name;
+    if (std::find(names.begin(), names.end(), name) != names.end()) {
+      check_model_fits_method(body, key, name);
+      return name;
+    }
     const std::string known = names.empty() ? "no materials are defined" : "defined: " + join(names, ", ");
-    body.fail("material", "unknown material '" + name + "' (" + known + ")");
+    body.fail(key, "unknown material '" + name + "' (" + known + ")");
+  }
+
+  // The FEM's element is StVK with its own material model; the other methods cannot use it.
+  void check_model_fits_method(const MapReader& body, const char* key, const std::string& name) const {
+    const YAML::Node model = root_["materials"][name]["model"];
+    if (!model || !model.IsScalar()) return;  // reported where the material is read
+    const bool stvk = model.Scalar() == "stvk";
+    if (method_is("fem") && !stvk)
+      body.fail(key, "material '" + name + "' is " + model.Scalar() +
+                         "; the fem method's materials are model stvk");
+    if (!method_is("fem") && stvk)
+      body.fail(key, "material '" + name + "' is stvk, a material of the fem method");
   }
 
   std::string existing_file(const Cursor& value) const {

@@ -247,6 +247,59 @@ std::vector<KeySchema> shape_matching_keys() {
   };
 }
 
+std::vector<KeySchema> fem_keys() {
+  return {
+      KeySchema::real("spacing", "edge length of the level-0 mesh of box bodies (cubes of 6 Kuhn tets)")
+          .measured_in("m")
+          .defaults_to("0.1")
+          .above(0),
+      KeySchema::integer("max_level", "L_max: levels of red refinement below the level-0 mesh (section 4.1)")
+          .defaults_to("2")
+          .at_least(0)
+          .at_most(7),
+      KeySchema::integer("min_level",
+                         "no tet is coarser than this level (an extension, not in the paper: coarse linear "
+                         "tets lock in bending, section 8); min_level = max_level is the uniform fine mesh")
+          .defaults_to("0")
+          .at_least(0)
+          .at_most(7),
+      KeySchema::real("linear_tolerance",
+                      "delta_lin: a coarse tet's linear range ends where its homogenised stress departs "
+                      "from the linear law by this fraction (section 5 H4f)")
+          .defaults_to("0.05")
+          .at_least(0),
+      KeySchema::real("agree_tolerance",
+                      "tau_agree: children are merged only if their Green strains are within this "
+                      "(Frobenius) of the parent's (section 4.4 (iii))")
+          .defaults_to("0.01")
+          .at_least(0),
+      KeySchema::real("coarsen_factor",
+                      "kappa_c: a parent is chosen again only inside this fraction of its linear range "
+                      "(hysteresis, section 4.4 (i))")
+          .defaults_to("0.8")
+          .above(0)
+          .at_most(1),
+      KeySchema::real("damping", "c_m: mass-proportional damping, v /= 1 + c_m dt (section 6.2)")
+          .measured_in("1/s")
+          .defaults_to("0")
+          .at_least(0),
+      KeySchema::real("bulk_viscosity", "phi of O'Brien and Hodgins' viscous stress (section 3), every level")
+          .measured_in("Pa s")
+          .defaults_to("0")
+          .at_least(0),
+      KeySchema::real("shear_viscosity",
+                      "psi of O'Brien and Hodgins' viscous stress (section 3), every level")
+          .measured_in("Pa s")
+          .defaults_to("0")
+          .at_least(0),
+      KeySchema::choice("boundary", {"kinematic", "vertices_only"},
+                        "homogenisation boundary condition (section 10 C2): kinematic, every fine node on "
+                        "the coarse tet's faces follows the imposed strain; vertices_only, the paper's "
+                        "literal reading (only the 4 corners held; softer, see the method page)")
+          .defaults_to("kinematic"),
+  };
+}
+
 std::vector<KeySchema> pbd_powder_keys() {
   return {
       KeySchema::real("spacing", "particle spacing dx of bodies and emitters; the particle radius is dx/2")
@@ -362,6 +415,13 @@ std::vector<SectionSchema> make_section_schemas() {
        "(time.dt, 1/60 s in the paper) of `substeps` PBD substeps. grid.dx must be at least 1.8 h (the "
        "one-cell particle halo holds every neighbour after a substep's motion, which is clamped to 0.4 h).",
        pbd_powder_keys()},
+      {"fem",
+       "Hierarchical tetrahedral FEM with level selection (spec 004). Box bodies are lattices of cubes of "
+       "edge `spacing` cut into 6 Kuhn tets, sphere, cylinder and file bodies are meshed (read) by Gmsh; "
+       "each level-0 tet is red-refined max_level times. Materials: model stvk. grid.dx must be at least "
+       "2.5 times the longest level-0 edge (the one-cell halo holds every tet and hanging-node master "
+       "around an owned node).",
+       fem_keys()},
   };
 }
 
@@ -477,12 +537,21 @@ ShapeListSchema make_body_schema() {
            .at_least(1)
            .at_most(1024),
        KeySchema::axis("group_axis", "shape_matching: axis the slabs are stacked along").defaults_to("x"),
-       KeySchema::vector("fixed_min", "shape_matching: lowest corner of the box of held vertices")
+       KeySchema::vector("fixed_min", "shape_matching, fem: lowest corner of the box of held vertices")
            .measured_in("m")
            .when_unset("no vertex is held"),
-       KeySchema::vector("fixed_max", "shape_matching: highest corner of the box of held vertices")
+       KeySchema::vector("fixed_max", "shape_matching, fem: highest corner of the box of held vertices")
            .measured_in("m")
            .when_unset("no vertex is held"),
+       KeySchema::text(
+           "alternate_material",
+           "fem: finest tets whose rest centroid lies in an odd cell of a lattice of cubes of side "
+           "alternate_cell (a 3D checkerboard) take this material (Fig. 4's inhomogeneous beam)")
+           .when_unset("one material"),
+       KeySchema::real("alternate_cell", "fem: side of the checkerboard's cubes")
+           .measured_in("m")
+           .defaults_to("0")
+           .at_least(0),
        KeySchema::integer("initial_example",
                           "shape_matching: the body starts in this example's shape (0: rest)")
            .defaults_to("0")
@@ -586,6 +655,7 @@ std::vector<KeySchema> make_top_level_keys() {
           .defaults_to("{}"),
       KeySchema::section("pbd_powder", "position based powder, see [pbd_powder](#pbd_powder)")
           .defaults_to("{}"),
+      KeySchema::section("fem", "hierarchical tetrahedral FEM, see [fem](#fem)").defaults_to("{}"),
   };
 }
 
@@ -653,9 +723,9 @@ std::string materials_description() {
 
 const std::vector<std::string>& output_field_names() {
   static const std::vector<std::string> names = {
-      "velocity", "stress",  "J",       "Jp",    "material", "mass",    "volume",
-      "rank",     "id",      "kind",    "body",  "F",        "rest",    "fixed",
-      "group",    "weights", "stretch", "state", "changed",  "density", "display_state"};
+      "velocity", "stress", "J",       "Jp",      "material",      "mass",   "volume", "rank",
+      "id",       "kind",   "body",    "F",       "rest",          "fixed",  "group",  "weights",
+      "stretch",  "state",  "changed", "density", "display_state", "status", "level"};
   return names;
 }
 

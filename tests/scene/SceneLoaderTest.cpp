@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "methods/fem/StvkMaterial.hpp"
 #include "methods/mpm/materials/Materials.hpp"
 #include "scene/MaterialSchema.hpp"
 #include "scene/SceneDiff.hpp"
@@ -23,7 +24,10 @@ namespace fs = std::filesystem;
 // Scenes name the MPM material models, which register themselves as the nendo app does at start.
 class RegisterMaterialModels : public ::testing::Environment {
  public:
-  void SetUp() override { register_mpm_material_schemas(); }
+  void SetUp() override {
+    register_mpm_material_schemas();
+    register_fem_material_schemas();
+  }
 };
 [[maybe_unused]] ::testing::Environment* const register_material_models =
     ::testing::AddGlobalTestEnvironment(new RegisterMaterialModels);
@@ -285,7 +289,7 @@ TEST(SceneLoader, ReportsUnknownTopLevelKey) {
   EXPECT_EQ(error_of(minimal_scene + "solver: pcg\n"),
             "scene.yaml:11: key 'solver': unknown key (known keys: nendo, method, dimension, gravity, time, "
             "grid, materials, bodies, emitters, colliders, output, checkpoint, balance, catalyst, implicit, "
-            "slave_sph, shape_matching, pbd_powder)");
+            "slave_sph, shape_matching, pbd_powder, fem)");
 }
 
 TEST(SceneLoader, ReportsUnknownNestedKeyWithTheLikelyName) {
@@ -405,6 +409,43 @@ TEST(SceneLoader, RejectsSlaveSphScenesItCannotRun) {
 }
 
 // pbd_powder (spec 003): emitters instead of bodies, the halo rule, the spacing from its section.
+TEST(SceneLoader, ReadsFemScenes) {
+  const std::string beam =
+      "nendo: 1\nmethod: fem\ndimension: 3\ntime: {end: 1, dt: 1.0e-4}\ngrid: {dx: 0.45, block: 3}\n"
+      "materials:\n  soft: {model: stvk, E: 1.0e7, nu: 0.3, density: 1000}\n"
+      "  hard: {model: stvk, E: 1.0e8, nu: 0.3, density: 1000, fibre_stiffness: 9.0e8, fibre_z: 1, fibre_x: "
+      "0}\n"
+      "  jelly: {model: neo_hookean, E: 1.0e5, nu: 0.3, density: 1000}\n"
+      "bodies:\n  - {shape: box, min: [0, 0, 0], max: [0.4, 0.1, 0.1], material: soft, fixed_min: [-1, -1, "
+      "-1], "
+      "fixed_max: [0, 1, 1], alternate_material: hard, alternate_cell: 0.025}\n"
+      "fem: {spacing: 0.1, max_level: 3, min_level: 1, damping: 12}\n";
+  EXPECT_EQ(error_of(beam), "no error");
+  const Scene scene = parse_scene(beam, "scene.yaml");
+  EXPECT_EQ(scene.fem.max_level, 3);
+  EXPECT_EQ(scene.fem.min_level, 1);
+  EXPECT_EQ(scene.fem.linear_tolerance, 0.05);
+  EXPECT_EQ(scene.fem.boundary, "kinematic");
+  EXPECT_TRUE(scene.bodies[0].fixed);
+  EXPECT_EQ(scene.bodies[0].alternate_material, "hard");
+  EXPECT_EQ(scene.materials.at("hard").params.at("fibre_stiffness"), 9.0e8);
+  EXPECT_EQ(error_of(replaced(beam, "min_level: 1", "min_level: 4")),
+            "scene.yaml:12: key 'fem.min_level': is 4, above max_level (3)");
+  EXPECT_EQ(
+      error_of(replaced(beam, "dx: 0.45", "dx: 0.4")),
+      "scene.yaml:5: key 'grid': dx 0.4 is below 2.5 x the longest level-0 edge (0.173205 = sqrt(3) x "
+      "fem.spacing 0.1), 0.433013: the one-cell halo must hold each node's tets and the masters of their "
+      "hanging nodes");
+  EXPECT_EQ(error_of(replaced(beam, "material: soft,", "material: jelly,")),
+            "scene.yaml:11: key 'bodies.0.material': material 'jelly' is neo_hookean; the fem method's "
+            "materials are model stvk");
+  EXPECT_EQ(
+      error_of(replaced(beam, "alternate_material: hard, alternate_cell: 0.025", "alternate_cell: 0.025")),
+      "scene.yaml:11: key 'bodies.0.alternate_cell': needs alternate_material");
+  EXPECT_EQ(error_of(replaced(beam, "method: fem", "method: mpm")),
+            "scene.yaml:11: key 'bodies.0.fixed_min': is a key of shape_matching and fem bodies only");
+}
+
 TEST(SceneLoader, ReadsPbdPowderScenes) {
   const std::string pour =
       "nendo: 1\nmethod: pbd_powder\ndimension: 3\ntime: {end: 1, dt: 0.0166666666666667}\ngrid: {dx: 0.02}\n"
@@ -444,7 +485,7 @@ TEST(SceneLoader, RejectsBadChoice) {
             "scene.yaml:11: key 'catalyst.fields.1': must be one of velocity, stress, J, Jp, material, mass, "
             "volume, "
             "rank, id, kind, body, F, rest, fixed, group, weights, stretch, state, changed, density, "
-            "display_state (got 'speed')");
+            "display_state, status, level (got 'speed')");
   EXPECT_EQ(error_with("nendo: 1", "nendo: 2"), "scene.yaml:1: key 'nendo': must be 1 (got 2)");
 }
 
@@ -507,7 +548,7 @@ TEST(SceneLoader, ReportsOverrideOfUnknownKey) {
       error_of(minimal_scene, {"solver.tol=1"}),
       "--set solver.tol=1: key 'solver': unknown key (known keys: nendo, method, dimension, gravity, time, "
       "grid, materials, bodies, emitters, colliders, output, checkpoint, balance, catalyst, implicit, "
-      "slave_sph, shape_matching, pbd_powder)");
+      "slave_sph, shape_matching, pbd_powder, fem)");
   EXPECT_EQ(error_of(minimal_scene, {"bodies.3.radius=1"}),
             "--set bodies.3.radius=1: key 'bodies.3': no such list item (the list has 1 item)");
   EXPECT_EQ(error_of(minimal_scene, {"time.end.x=1"}),

@@ -1,0 +1,131 @@
+#include "methods/fem/FemModel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "bodies/TetMesher.hpp"
+#include "core/Error.hpp"
+#include "core/Mpi.hpp"
+#include "io/CollectiveError.hpp"
+#include "methods/fem/StvkMaterial.hpp"
+
+namespace nendo::fem {
+namespace {
+
+// All bodies' level-0 meshes in one, meshed (read) on rank 0 and broadcast; tet_body[t] says
+// whose tet t is.
+TetMesh level0_mesh(MPI_Comm comm, const Scene& scene, std::vector<std::int32_t>& tet_body) {
+  TetMesh mesh;
+  std::string error;
+  if (mpi::rank(comm) == 0) try {
+      for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
+        const TetMesh body = body_tet_mesh(scene.bodies[b], scene.fem.spacing);
+        const auto offset = static_cast<std::int32_t>(mesh.vertex_count());
+        mesh.vertices.insert(mesh.vertices.end(), body.vertices.begin(), body.vertices.end());
+        for (std::int32_t v : body.tets) mesh.tets.push_back(v + offset);
+        tet_body.resize(mesh.tet_count(), static_cast<std::int32_t>(b));
+      }
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  raise_collectively(comm, error);
+  mpi::broadcast(mesh.vertices, 0, comm);
+  mpi::broadcast(mesh.tets, 0, comm);
+  mpi::broadcast(tet_body, 0, comm);
+  return mesh;
+}
+
+Vec3 centroid(const TetHierarchy& h, Index t) {
+  Vec3 c{0, 0, 0};
+  for (Index n : h.corners[t])
+    for (int a = 0; a < 3; ++a) c[a] += h.rest_position(n)[a] / 4;
+  return c;
+}
+
+// H1: each finest tet's material, its body's or, on the odd cells of the body's checkerboard
+// (Fig. 4), the alternate one.
+std::vector<FineMaterial> fine_materials(const Scene& scene, const TetHierarchy& h,
+                                         const std::vector<std::int32_t>& root_body) {
+  const Index begin = h.level_begin[h.max_level], end = h.level_begin[h.max_level + 1];
+  std::vector<FineMaterial> fine(static_cast<std::size_t>(end - begin));
+  for (Index t = begin; t < end; ++t) {
+    const BodySettings& body = scene.bodies[root_body[h.root(t)]];
+    std::string name = body.material;
+    if (!body.alternate_material.empty()) {
+      const Vec3 c = centroid(h, t);
+      long parity = 0;
+      for (int a = 0; a < 3; ++a) parity += static_cast<long>(std::floor(c[a] / body.alternate_cell));
+      if (parity % 2 != 0) name = body.alternate_material;
+    }
+    const MaterialSettings& material = scene.materials.at(name);
+    fine[t - begin] = {stvk_stiffness(material), material.params.at("density")};
+  }
+  return fine;
+}
+
+Real min_altitude(const RestShape& rest) {
+  // The altitude over face a is 1/|∇N_a|; ∇N_1..3 are the rows of D_m^{-1}, ∇N_0 minus their sum.
+  Real largest = rest.dm_inverse.colwise().sum().norm();
+  for (int a = 0; a < 3; ++a) largest = std::max(largest, rest.dm_inverse.row(a).norm());
+  return 1 / largest;
+}
+
+}  // namespace
+
+Real longest_edge(const TetHierarchy& h, int level) {
+  Real longest = 0;
+  for (Index t = h.level_begin[level]; t < h.level_begin[level + 1]; ++t)
+    for (const auto& e : kEdges) {
+      const Real *p = h.rest_position(h.corners[t][e[0]]), *q = h.rest_position(h.corners[t][e[1]]);
+      longest = std::max(longest, std::hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]));
+    }
+  return longest;
+}
+
+FemModel build_fem_model(MPI_Comm comm, const Scene& scene) {
+  FemModel model;
+  std::vector<std::int32_t> root_body;
+  const TetMesh mesh = level0_mesh(comm, scene, root_body);
+  model.hierarchy = build_hierarchy(mesh, scene.fem.max_level);
+  const TetHierarchy& h = model.hierarchy;
+
+  model.rest.resize(h.tet_count());
+  for (std::size_t t = 0; t < h.tet_count(); ++t) {
+    const Corners& c = h.corners[t];
+    model.rest[t] = rest_shape(h.rest_position(c[0]), h.rest_position(c[1]), h.rest_position(c[2]),
+                               h.rest_position(c[3]));
+  }
+  HomogenisationSettings homogenisation;
+  homogenisation.linear_tolerance = scene.fem.linear_tolerance;
+  homogenisation.vertices_only = scene.fem.boundary == "vertices_only";
+  model.constants = homogenise(comm, h, fine_materials(scene, h, root_body), homogenisation);
+
+  // Nodes: a level-0 vertex belongs to the body of a tet using it; a midpoint to its edge's.
+  model.node_body.assign(h.node_count(), 0);
+  for (Index t = 0; t < h.level_begin[1]; ++t)
+    for (Index n : h.corners[t]) model.node_body[n] = root_body[t];
+  for (std::size_t n = static_cast<std::size_t>(h.node_level_end[0]); n < h.node_count(); ++n)
+    model.node_body[n] = model.node_body[h.node_edge[n][0]];
+  model.fixed.assign(h.node_count(), 0);
+  for (std::size_t n = 0; n < h.node_count(); ++n) {
+    const BodySettings& body = scene.bodies[model.node_body[n]];
+    const Real* x = h.rest_position(static_cast<Index>(n));
+    bool inside = body.fixed;
+    for (int a = 0; a < 3 && inside; ++a) inside = x[a] >= body.fixed_min[a] && x[a] <= body.fixed_max[a];
+    model.fixed[n] = inside;
+  }
+  for (const BodySettings& body : scene.bodies) model.body_velocity.push_back(body.velocity);
+
+  Real speed = 0;
+  for (const BodySettings& body : scene.bodies)
+    for (const std::string& name : {body.material, body.alternate_material})
+      if (!name.empty()) speed = std::max(speed, stvk_wave_speed(scene.materials.at(name)));
+  Real altitude = std::numeric_limits<Real>::infinity();
+  for (Index t = h.level_begin[h.max_level]; t < h.level_begin[h.max_level + 1]; ++t)
+    altitude = std::min(altitude, min_altitude(model.rest[t]));
+  model.stable_dt = 0.4 * altitude / speed;
+  return model;
+}
+
+}  // namespace nendo::fem

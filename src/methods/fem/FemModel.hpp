@@ -1,0 +1,32 @@
+#pragma once
+// What every rank knows of a fem scene, built once (collectively) from the scene: the level-0
+// mesh of all bodies, its hierarchy (TetHierarchy.hpp), the fine materials and the homogenised
+// constants of every tet (Homogenisation.hpp), each tet's rest shape, and which nodes are held.
+// The model is static; the state (positions, velocities, the active set) lives elsewhere.
+#include <mpi.h>
+
+#include <vector>
+
+#include "methods/fem/Homogenisation.hpp"
+#include "methods/fem/TetHierarchy.hpp"
+#include "scene/Scene.hpp"
+
+namespace nendo::fem {
+
+struct FemModel {
+  TetHierarchy hierarchy;
+  std::vector<RestShape> rest;          // per tet
+  std::vector<TetConstants> constants;  // per tet (finest: the fine material, bounds ±infinity)
+  std::vector<std::int32_t> node_body;  // per node: the body it belongs to
+  std::vector<std::uint8_t> fixed;      // per node: held at its rest position
+  std::vector<Vec3> body_velocity;      // per body: the initial velocity
+  Real stable_dt = 0;                   // spec §7: 0.4 min altitude / wave speed over finest tets
+};
+
+// Collective. Meshing errors on rank 0 (Gmsh) stop every rank.
+FemModel build_fem_model(MPI_Comm comm, const Scene& scene);
+
+// The longest rest edge of the tets of one level (the halo reach needs grid.dx ≥ 2.5× level 0's).
+Real longest_edge(const TetHierarchy& h, int level);
+
+}  // namespace nendo::fem

@@ -1,0 +1,512 @@
+#include "methods/fem/HierarchicalFem.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/Mpi.hpp"
+#include "core/ReproducibleSum.hpp"
+#include "io/CollectiveError.hpp"
+
+namespace nendo {
+
+using fem::Index;
+using fem::NodeStatus;
+
+namespace {
+
+enum Stage { kView, kSelect, kForces, kIntegrate, kMigrate };
+
+// All ranks' entries, sorted and unique: every rank then applies the same marks.
+std::vector<Index> all_gathered(MPI_Comm comm, const std::vector<Index>& mine) {
+  const int ranks = mpi::size(comm);
+  int count = static_cast<int>(mine.size());
+  std::vector<int> counts(ranks), offsets(ranks + 1, 0);
+  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
+  std::partial_sum(counts.begin(), counts.end(), offsets.begin() + 1);
+  std::vector<Index> all(offsets[ranks]);
+  MPI_Allgatherv(mine.data(), count, MPI_INT32_T, all.data(), counts.data(), offsets.data(), MPI_INT32_T,
+                 comm);
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  return all;
+}
+
+// Spec §4.4 cond(T, κ): the Biot strain of F inside κ times the tet's linear ranges.
+bool within_linear_range(const fem::TetConstants& c, const fem::Voigt& biot, Real kappa) {
+  for (int m = 0; m < 6; ++m)
+    if (biot[m] < kappa * c.alpha_min[m] || biot[m] > kappa * c.alpha_max[m]) return false;
+  return true;
+}
+
+// ‖E_a − E_b‖_F from Voigt vectors with engineering shear (§4.4 agree).
+Real green_distance(const fem::Voigt& a, const fem::Voigt& b) {
+  const fem::Voigt d = a - b;
+  return std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + 0.5 * (d[3] * d[3] + d[4] * d[4] + d[5] * d[5]));
+}
+
+}  // namespace
+
+HierarchicalFem::HierarchicalFem(const Scene& scene)
+    : scene_(scene),
+      colliders_(scene.colliders, 3),
+      gravity_(scene.gravity),
+      adaptive_(scene.fem.max_level > scene.fem.min_level),
+      clock_({"view", "select", "forces", "integrate", "migrate"}) {}
+
+HierarchicalFem::~HierarchicalFem() = default;
+
+void HierarchicalFem::register_fields(ParticleSet& particles) const {
+  particles.add_field("mass", FieldType::Real, 1);
+  particles.add_field("status", FieldType::Int32, 1);  // 1 regular, 2 hanging (spec §6.1)
+  particles.add_field("level", FieldType::Int32, 1);   // the level the node appears on
+  particles.add_field("fixed", FieldType::Int32, 1);
+}
+
+void HierarchicalFem::build_model(MPI_Comm comm) {
+  if (model_) return;
+  model_ = std::make_unique<fem::FemModel>(fem::build_fem_model(comm, scene_));
+}
+
+// A fresh run: the active set starts at min_level (spec §6.3 "initial active set"); each rank makes
+// the particles of its share of the nodes, which Space::distribute() then sends to their owners.
+void HierarchicalFem::seed(MPI_Comm comm, const Scene& /*scene*/, ParticleSet& particles) {
+  build_model(comm);
+  active_ = std::make_unique<fem::ActiveSet>(model_->hierarchy, scene_.fem.min_level);
+  const fem::TetHierarchy& h = model_->hierarchy;
+  status_.resize(h.node_count());
+  for (std::size_t n = 0; n < h.node_count(); ++n) status_[n] = active_->status(static_cast<Index>(n));
+  const std::size_t nodes = h.node_count(), rank = static_cast<std::size_t>(mpi::rank(comm)),
+                    ranks = static_cast<std::size_t>(mpi::size(comm));
+  for (std::size_t n = rank * nodes / ranks; n < (rank + 1) * nodes / ranks; ++n) {
+    if (status_[n] == NodeStatus::Inactive) continue;
+    const std::size_t p = particles.size();
+    particles.resize(p + 1);
+    particles.ids()[p] = n;
+    std::copy_n(h.rest_position(static_cast<Index>(n)), 3, particles.positions() + 3 * p);
+    const Vec3& v = model_->body_velocity[model_->node_body[n]];
+    std::copy_n(v.data(), 3, particles.real("velocity") + 3 * p);
+    particles.real("mass")[p] = 0;  // lumped once the particles are distributed
+    particles.int32("status")[p] = static_cast<std::int32_t>(status_[n]);
+    particles.int32("level")[p] = h.node_level[n];
+    particles.int32("fixed")[p] = model_->fixed[n];
+    if (model_->fixed[n]) std::fill_n(particles.real("velocity") + 3 * p, 3, 0.0);
+  }
+}
+
+void HierarchicalFem::initialize(Space& space) {
+  gather_view(space);
+  build_incidence(space);
+}
+
+StateRecord HierarchicalFem::save_state() const {
+  StateRecord state;
+  const std::vector<Index> active = active_->active_tets();
+  state.integers["active_tets"].assign(active.begin(), active.end());
+  return state;
+}
+
+void HierarchicalFem::restore(Space& space, const StateRecord& state) {
+  build_model(space.comm());
+  const auto it = state.integers.find("active_tets");
+  if (it == state.integers.end()) throw InputError("checkpoint: no active_tets record for the fem method");
+  const std::vector<Index> active(it->second.begin(), it->second.end());
+  active_ = std::make_unique<fem::ActiveSet>(model_->hierarchy, active, scene_.fem.min_level);
+  status_.resize(model_->hierarchy.node_count());
+  for (std::size_t n = 0; n < status_.size(); ++n) status_[n] = active_->status(static_cast<Index>(n));
+  topology_changed_ = true;
+  gather_view(space);
+  build_incidence(space);
+}
+
+Real HierarchicalFem::stable_dt(const Space& /*space*/) const { return model_->stable_dt; }
+
+void HierarchicalFem::advance(Space& space, Real t, Real dt) {
+  clock_.time(kView, [&] {
+    gather_view(space);
+    place_hanging_nodes();
+  });
+  if (adaptive_) clock_.time(kSelect, [&] { select_levels(space); });
+  clock_.time(kForces, [&] {
+    build_incidence(space);
+    compute_forces();
+  });
+  clock_.time(kIntegrate, [&] { integrate(space, t, dt); });
+  clock_.time(kMigrate, [&] { space.migrate(); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The view: owned particles, then the halo copies.
+
+void HierarchicalFem::gather_view(Space& space) {
+  for (ParticleId id : ids_) slot_[id] = -1;
+  slot_.resize(model_->hierarchy.node_count(), -1);
+  const ParticleSet& own = space.particles();
+  const ParticleSet& halo = space.halo().particles();
+  n_own_ = own.size();
+  n_ = n_own_ + halo.size();
+  ids_.resize(n_), x_.resize(3 * n_), v_.resize(3 * n_);
+  auto copy = [&](const ParticleSet& ps, std::size_t at) {
+    const std::size_t n = ps.size();
+    std::copy_n(ps.ids(), n, ids_.begin() + at);
+    std::copy_n(ps.positions(), 3 * n, x_.begin() + 3 * at);
+    std::copy_n(ps.real("velocity"), 3 * n, v_.begin() + 3 * at);
+  };
+  copy(own, 0);
+  copy(halo, n_own_);
+  for (std::size_t i = 0; i < n_; ++i) slot_[ids_[i]] = static_cast<std::int32_t>(i);
+  hanging_.clear();
+  hanging_masters_.clear();
+  std::vector<fem::Master> masters;
+  for (std::size_t i = 0; i < n_; ++i) {
+    const auto n = static_cast<Index>(ids_[i]);
+    if (status_[n] != NodeStatus::Hanging) continue;
+    active_->masters(n, masters);
+    if (masters.size() != 2 || slot_[masters[0].node] < 0 || slot_[masters[1].node] < 0) continue;
+    hanging_.push_back(n);
+    hanging_masters_.insert(hanging_masters_.end(), masters.begin(), masters.end());
+  }
+}
+
+// Spec §6.2 step 2: x_n, v_n of every hanging node in the view from its masters (owned hanging
+// particles too, so output and checkpoints hold them on their edges).
+void HierarchicalFem::place_hanging_nodes() {
+  Real* const x = x_.data();
+  Real* const v = v_.data();
+  for (std::size_t k = 0; k < hanging_.size(); ++k) {
+    const std::size_t s = static_cast<std::size_t>(slot_[hanging_[k]]);
+    const fem::Master& a = hanging_masters_[2 * k];
+    const fem::Master& b = hanging_masters_[2 * k + 1];
+    const std::size_t sa = static_cast<std::size_t>(slot_[a.node]),
+                      sb = static_cast<std::size_t>(slot_[b.node]);
+    for (int c = 0; c < 3; ++c) {
+      x[3 * s + c] = a.weight * x[3 * sa + c] + b.weight * x[3 * sb + c];
+      v[3 * s + c] = a.weight * v[3 * sa + c] + b.weight * v[3 * sb + c];
+    }
+  }
+}
+
+bool HierarchicalFem::gather_corners(Index t, Real (&x)[4][3]) const {
+  const fem::Corners& c = model_->hierarchy.corners[t];
+  for (int a = 0; a < 4; ++a) {
+    const std::int32_t s = slot_[c[a]];
+    if (s < 0) return false;
+    std::copy_n(&x_[3 * static_cast<std::size_t>(s)], 3, x[a]);
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Level selection (spec §6.2 step 1).
+
+void HierarchicalFem::mark(std::vector<Index>& refine, std::vector<Index>& coarsen) const {
+  const fem::TetHierarchy& h = model_->hierarchy;
+  const FemSettings& fs = scene_.fem;
+  const auto evaluated_here = [&](Index t) {
+    const std::int32_t s = slot_[h.corners[t][0]];
+    return s >= 0 && static_cast<std::size_t>(s) < n_own_;
+  };
+  Real x[4][3];
+  const auto strain_of = [&](Index t, fem::Voigt* green) {
+    if (!gather_corners(t, x))
+      throw CollectiveError("fem: tet " + std::to_string(t) + " reaches beyond the halo");
+    const fem::Mat3 F = fem::deformation_gradient(model_->rest[t], x);
+    if (green) *green = fem::green_strain(F);
+    return fem::biot_strain(F);
+  };
+  for (Index t : active_->active_tets()) {
+    if (h.level[t] >= fs.max_level || !evaluated_here(t)) continue;
+    if (!within_linear_range(model_->constants[t], strain_of(t, nullptr), 1)) refine.push_back(t);
+  }
+  for (Index p : active_->coarsening_candidates()) {
+    if (h.level[p] < fs.min_level || !evaluated_here(p)) continue;
+    fem::Voigt parent_green;
+    if (!within_linear_range(model_->constants[p], strain_of(p, &parent_green), fs.coarsen_factor)) continue;
+    bool agree = true;
+    for (int k = 0; k < 8 && agree; ++k) {
+      fem::Voigt child_green;
+      strain_of(h.child(p, k), &child_green);
+      agree = green_distance(child_green, parent_green) <= fs.agree_tolerance;
+    }
+    if (agree) coarsen.push_back(p);
+  }
+}
+
+void HierarchicalFem::select_levels(Space& space) {
+  std::vector<Index> refine, coarsen;
+  mark(refine, coarsen);
+  refine = all_gathered(space.comm(), refine);
+  coarsen = all_gathered(space.comm(), coarsen);
+  if (refine.empty() && coarsen.empty()) return;
+  const std::vector<NodeStatus> before = status_;
+  const fem::ActiveSet::StepChanges changes = active_->apply(refine, coarsen);
+  refinements_ += static_cast<long>(changes.refined.size());
+  coarsenings_ += static_cast<long>(changes.coarsened.size());
+  apply_changes(space, changes, before);
+}
+
+// The particles follow the active set: nodes that became used are made at their parent edge's
+// midpoint (spec §6.3 refine 3) by the rank owning the edge's first node (or making it, for a node
+// made in this step), nodes no longer used are removed, the others change status. Then the
+// particles migrate to their blocks and the view is gathered again.
+void HierarchicalFem::apply_changes(Space& space, const fem::ActiveSet::StepChanges& changes,
+                                    const std::vector<NodeStatus>& /*before*/) {
+  const fem::TetHierarchy& h = model_->hierarchy;
+  std::vector<Index> touched;
+  const auto touch_tet = [&](Index t) {
+    for (Index n : h.corners[t]) touched.push_back(n);
+    if (h.level[t] < h.max_level)
+      for (Index n : h.midpoints[t]) touched.push_back(n);
+  };
+  for (const auto* list : {&changes.refined, &changes.coarsened})
+    for (Index t : *list) {
+      touch_tet(t);
+      if (h.level[t] < h.max_level)
+        for (int k = 0; k < 8; ++k) touch_tet(h.child(t, k));
+    }
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+
+  ParticleSet& own = space.particles();
+  std::vector<bool> keep(own.size(), true);
+  std::vector<std::uint8_t> made_here(0);
+  std::vector<Index> made;  // nodes made in this step, increasing
+  for (Index n : touched) {
+    const NodeStatus now = active_->status(n), was = status_[n];
+    if (now == was) continue;
+    status_[n] = now;
+    const std::int32_t s = slot_[n];
+    if (now == NodeStatus::Inactive) {
+      if (s >= 0 && static_cast<std::size_t>(s) < n_own_) keep[static_cast<std::size_t>(s)] = false;
+      continue;
+    }
+    if (was != NodeStatus::Inactive) {
+      if (s >= 0 && static_cast<std::size_t>(s) < n_own_)
+        own.int32("status")[s] = static_cast<std::int32_t>(now);
+      continue;
+    }
+    // A new node: into the view if both edge ends are here, as a particle if its first end is ours.
+    const Index a = h.node_edge[n][0], b = h.node_edge[n][1];
+    const std::int32_t sa = slot_[a], sb = slot_[b];
+    const auto owned_or_made_here = [&](Index e, std::int32_t se) {
+      const auto found = std::lower_bound(made.begin(), made.end(), e);
+      if (found != made.end() && *found == e) return made_here[found - made.begin()] != 0;
+      return se >= 0 && static_cast<std::size_t>(se) < n_own_;
+    };
+    const bool mine = owned_or_made_here(a, sa);
+    made.push_back(n);
+    made_here.push_back(mine);
+    if (sa < 0 || sb < 0) {
+      if (mine)
+        throw CollectiveError("fem: the edge of new node " + std::to_string(n) + " reaches beyond the halo");
+      continue;
+    }
+    const std::size_t slot = ids_.size();
+    ids_.push_back(static_cast<ParticleId>(n));
+    for (int c = 0; c < 3; ++c) {
+      x_.push_back(0.5 *
+                   (x_[3 * static_cast<std::size_t>(sa) + c] + x_[3 * static_cast<std::size_t>(sb) + c]));
+      v_.push_back(0.5 *
+                   (v_[3 * static_cast<std::size_t>(sa) + c] + v_[3 * static_cast<std::size_t>(sb) + c]));
+    }
+    slot_[n] = static_cast<std::int32_t>(slot);
+    if (!mine) continue;
+    const std::size_t p = own.size();
+    own.resize(p + 1);
+    keep.push_back(true);
+    own.ids()[p] = static_cast<ParticleId>(n);
+    std::copy_n(&x_[3 * slot], 3, own.positions() + 3 * p);
+    std::copy_n(&v_[3 * slot], 3, own.real("velocity") + 3 * p);
+    own.real("mass")[p] = 0;
+    own.int32("status")[p] = static_cast<std::int32_t>(now);
+    own.int32("level")[p] = h.node_level[n];
+    own.int32("fixed")[p] = model_->fixed[n];
+    if (model_->fixed[n]) {
+      std::copy_n(h.rest_position(n), 3, own.positions() + 3 * p);
+      std::fill_n(own.real("velocity") + 3 * p, 3, 0.0);
+    }
+  }
+  // Positions of hanging owned particles follow their masters from the next view on.
+  own.compact(keep);
+  space.migrate();
+  topology_changed_ = true;
+  gather_view(space);
+  place_hanging_nodes();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forces (spec §6.2 steps 3, 4).
+
+// For each owned regular node k: the (tet, corner, weight) through which its force and mass come,
+// in increasing (tet, corner) order, over the active tets with k as a corner (weight 1) or with a
+// hanging corner that k masters (its weight). The tets involved are the "needed" tets.
+void HierarchicalFem::build_incidence(Space& space) {
+  if (!topology_changed_ && ids_ == incidence_built_for_) return;
+  const fem::TetHierarchy& h = model_->hierarchy;
+  std::vector<std::uint32_t> count(n_own_ + 1, 0);
+  struct Entry {
+    std::uint32_t node, corner;
+    Real weight;
+  };
+  std::vector<Entry> entries;
+  needed_.clear();
+  needed_slots_.clear();
+  std::vector<fem::Master> masters;
+  long beyond = 0;
+  for (Index t : active_->active_tets()) {
+    const std::size_t before = entries.size();
+    const auto index = static_cast<std::uint32_t>(needed_.size());
+    for (int a = 0; a < 4; ++a) {
+      const Index c = h.corners[t][a];
+      if (status_[c] == NodeStatus::Regular) {
+        masters.assign(1, {c, 1.0});
+      } else {
+        active_->masters(c, masters);
+      }
+      for (const fem::Master& m : masters) {
+        const std::int32_t s = slot_[m.node];
+        if (s >= 0 && static_cast<std::size_t>(s) < n_own_)
+          entries.push_back(
+              {static_cast<std::uint32_t>(s), 4 * index + static_cast<std::uint32_t>(a), m.weight});
+      }
+    }
+    if (entries.size() == before) continue;
+    needed_.push_back(t);
+    for (Index c : h.corners[t]) {
+      needed_slots_.push_back(slot_[c]);
+      beyond += slot_[c] < 0;
+    }
+  }
+  if (beyond > 0)
+    throw CollectiveError("fem: " + std::to_string(beyond) +
+                          " corners of tets at this rank's nodes are beyond the halo; "
+                          "raise grid.dx (at least 2.5 times the longest level-0 edge)");
+  for (const Entry& e : entries) ++count[e.node + 1];
+  incidence_offset_.assign(n_own_ + 1, 0);
+  std::partial_sum(count.begin(), count.end(), incidence_offset_.begin());
+  incidence_corner_.resize(entries.size());
+  incidence_weight_.resize(entries.size());
+  std::vector<std::uint32_t> fill(incidence_offset_.begin(), incidence_offset_.end() - 1);
+  for (const Entry& e : entries) {  // stable: entries are in (tet, corner) order
+    incidence_corner_[fill[e.node]] = e.corner;
+    incidence_weight_[fill[e.node]++] = e.weight;
+  }
+  // Lumped masses (spec §6.3 "Masses"): ρ_T V_T / 4 per corner, hanging shares to the masters.
+  Real* mass = space.particles().real("mass");
+  for (std::size_t k = 0; k < n_own_; ++k) {
+    Real m = 0;
+    for (std::uint32_t i = incidence_offset_[k]; i < incidence_offset_[k + 1]; ++i) {
+      const Index t = needed_[incidence_corner_[i] / 4];
+      m += incidence_weight_[i] * model_->constants[t].density * model_->rest[t].volume / 4;
+    }
+    mass[k] = m;
+  }
+  tet_forces_.resize(12 * needed_.size());
+  incidence_built_for_ = ids_;
+  topology_changed_ = false;
+}
+
+void HierarchicalFem::compute_forces() {
+  const FemSettings& fs = scene_.fem;
+  const bool viscous = fs.bulk_viscosity > 0 || fs.shear_viscosity > 0;
+  const fem::TetHierarchy& h = model_->hierarchy;
+  elastic_energy_ = 0;
+  Real x[4][3], v[4][3], f[4][3];
+  for (std::size_t i = 0; i < needed_.size(); ++i) {
+    const Index t = needed_[i];
+    for (int a = 0; a < 4; ++a) {
+      const std::size_t s = static_cast<std::size_t>(needed_slots_[4 * i + a]);
+      std::copy_n(&x_[3 * s], 3, x[a]);
+      std::copy_n(&v_[3 * s], 3, v[a]);
+    }
+    const fem::RestShape& rest = model_->rest[t];
+    const fem::Stiffness& D = model_->constants[t].D;
+    if (viscous)
+      fem::element_forces(rest, D, fs.bulk_viscosity, fs.shear_viscosity, x, v, f);
+    else
+      fem::element_forces(rest, D, x, f);
+    std::copy_n(&f[0][0], 12, &tet_forces_[12 * i]);
+    const std::size_t s0 = static_cast<std::size_t>(needed_slots_[4 * i]);
+    if (s0 < n_own_ && slot_[h.corners[t][0]] == static_cast<std::int32_t>(s0))
+      elastic_energy_ += fem::strain_energy(rest, D, x);
+  }
+  force_.assign(3 * n_own_, 0.0);
+  for (std::size_t k = 0; k < n_own_; ++k)
+    for (std::uint32_t e = incidence_offset_[k]; e < incidence_offset_[k + 1]; ++e) {
+      const Real* fe = &tet_forces_[3 * incidence_corner_[e]];
+      for (int c = 0; c < 3; ++c) force_[3 * k + c] += incidence_weight_[e] * fe[c];
+    }
+}
+
+// Spec §6.2 step 5: f += m g; v += Δt f/m; v /= 1 + c_m Δt; x += Δt v, regular free nodes only;
+// then the colliders. Hanging particles take their masters' motion at the next view.
+void HierarchicalFem::integrate(Space& space, Real t, Real dt) {
+  ParticleSet& own = space.particles();
+  Real* x = own.positions();
+  Real* v = own.real("velocity");
+  const Real* mass = own.real("mass");
+  const std::int32_t* status = own.int32("status");
+  const std::int32_t* fixed = own.int32("fixed");
+  const Real damping = 1 / (1 + scene_.fem.damping * dt);
+  for (std::size_t k = 0; k < n_own_; ++k) {
+    if (status[k] != static_cast<std::int32_t>(NodeStatus::Regular)) {
+      std::copy_n(&x_[3 * k], 3, x + 3 * k);  // hanging: where place_hanging_nodes put it
+      std::copy_n(&v_[3 * k], 3, v + 3 * k);
+      continue;
+    }
+    if (fixed[k]) continue;
+    for (int c = 0; c < 3; ++c) {
+      v[3 * k + c] = (v[3 * k + c] + dt * (force_[3 * k + c] / mass[k] + gravity_[c])) * damping;
+      x[3 * k + c] += dt * v[3 * k + c];
+    }
+    if (!colliders_.empty()) {
+      for (std::size_t o = 0; o < colliders_.size(); ++o) {
+        const Collider& collider = colliders_[o];
+        const Real phi = collider.phi<3>(x + 3 * k, t + dt);
+        if (phi > 0) continue;
+        Real n[3];
+        collider.normal<3>(x + 3 * k, t + dt, n);
+        collider.project<3>(x + 3 * k, v + 3 * k, t + dt);
+        for (int c = 0; c < 3; ++c) x[3 * k + c] -= phi * n[c];
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+GlobalDiagnostics HierarchicalFem::diagnostics(const Space& space) const {
+  GlobalDiagnostics d = particle_diagnostics(space);
+  d.elastic_energy = reproducible_sums(space.comm(), {{elastic_energy_}})[0];
+  return d;
+}
+
+// This rank's active tets (those whose corner 0 it owns) over its owned and halo nodes. Collective
+// (the halo is rebuilt if the particles moved since it was built).
+TetMeshView HierarchicalFem::mesh_view(const Space& space) const {
+  const ParticleSet& own = space.particles();
+  const ParticleSet& halo = const_cast<Space&>(space).halo().particles();
+  mesh_vertices_ = own.empty_like();
+  mesh_vertices_.resize(own.size() + halo.size());
+  for (auto& field : mesh_vertices_.fields()) {
+    const std::size_t bytes = field.bytes_per_particle();
+    auto* out = static_cast<unsigned char*>(field.raw());
+    std::copy_n(static_cast<const unsigned char*>(own.field(field.name()).raw()), bytes * own.size(), out);
+    if (halo.has_field(field.name()))
+      std::copy_n(static_cast<const unsigned char*>(halo.field(field.name()).raw()), bytes * halo.size(),
+                  out + bytes * own.size());
+  }
+  std::vector<std::int32_t> local(model_->hierarchy.node_count(), -1);
+  const ParticleId* ids = mesh_vertices_.ids();
+  for (std::size_t i = 0; i < mesh_vertices_.size(); ++i) local[ids[i]] = static_cast<std::int32_t>(i);
+  mesh_tets_.clear();
+  for (Index t : active_->active_tets()) {
+    const fem::Corners& c = model_->hierarchy.corners[t];
+    if (local[c[0]] < 0 || static_cast<std::size_t>(local[c[0]]) >= own.size()) continue;
+    if (std::any_of(c.begin(), c.end(), [&](Index n) { return local[n] < 0; })) continue;
+    for (Index n : c) mesh_tets_.push_back(local[n]);
+  }
+  return {&mesh_vertices_, &mesh_tets_};
+}
+
+}  // namespace nendo

@@ -1,0 +1,96 @@
+#pragma once
+// Hierarchical tetrahedral FEM with level selection (Imai, Yue, Chen, Nishita; spec 004) on the
+// O'Brien & Hodgins element (StvkElement.hpp). The nodes of the active tets are the particles of
+// the spine (id = hierarchy node number), so migration, the halo, output and checkpoints carry
+// them; the model (hierarchy, constants) and the active set are the same on every rank. A step:
+//   view       owned nodes, then the halo copies; hanging nodes put on their masters (§6.2 2)
+//   select     each rank tests the tets whose corner 0 it owns (refine: §4.4 cond(T, 1); coarsen:
+//              cond(P, κ_c) and agree(c, P)); the marks are all-gathered and every rank applies
+//              them to its copy of the active set (§6.3); new nodes are made at their parent
+//              edge's midpoint by the owner of the edge's first node, unused ones removed
+//   forces     each owned regular node sums, in (tet, corner) order, its active tets' forces and
+//              its share of its hanging neighbours' (§6.2 3, 4): tets at a rank boundary are
+//              computed on both sides, no reverse sum, so results are bitwise the same on any
+//              rank count
+//   integrate  symplectic Euler with gravity and mass damping, colliders (§6.2 5)
+//   migrate
+#include <memory>
+#include <vector>
+
+#include "colliders/Collider.hpp"
+#include "methods/Method.hpp"
+#include "methods/fem/ActiveSet.hpp"
+#include "methods/fem/FemModel.hpp"
+
+namespace nendo {
+
+class HierarchicalFem final : public Method {
+ public:
+  explicit HierarchicalFem(const Scene& scene);
+  ~HierarchicalFem() override;
+  void register_fields(ParticleSet& particles) const override;
+  void seed(MPI_Comm comm, const Scene& scene, ParticleSet& particles) override;
+  void initialize(Space& space) override;
+  StateRecord save_state() const override;
+  void restore(Space& space, const StateRecord& state) override;
+  Real stable_dt(const Space& space) const override;
+  void advance(Space& space, Real t, Real dt) override;
+  GlobalDiagnostics diagnostics(const Space& space) const override;
+  std::vector<StageTime> stage_times() const override { return clock_.times(); }
+  bool has_mesh() const override { return true; }
+  TetMeshView mesh_view(const Space& space) const override;
+
+  const fem::FemModel& model() const { return *model_; }
+  const fem::ActiveSet& active_set() const { return *active_; }
+  long refinements() const { return refinements_; }  // since the start of this run
+  long coarsenings() const { return coarsenings_; }
+
+ private:
+  void build_model(MPI_Comm comm);
+  void gather_view(Space& space);
+  void place_hanging_nodes();
+  void select_levels(Space& space);
+  void mark(std::vector<fem::Index>& refine, std::vector<fem::Index>& coarsen) const;
+  void apply_changes(Space& space, const fem::ActiveSet::StepChanges& changes,
+                     const std::vector<fem::NodeStatus>& before);
+  void build_incidence(Space& space);
+  void compute_forces();
+  void integrate(Space& space, Real t, Real dt);
+  // Corner positions (and velocities) of a tet from the view; false if a corner is not here.
+  bool gather_corners(fem::Index t, Real (&x)[4][3]) const;
+
+  Scene scene_;
+  std::unique_ptr<fem::FemModel> model_;
+  std::unique_ptr<fem::ActiveSet> active_;
+  std::vector<fem::NodeStatus> status_;  // per node, what the particles were made for
+  ColliderSet colliders_;
+  Vec3 gravity_;
+  bool adaptive_ = false;  // max_level > min_level
+  StageClock clock_;
+  long refinements_ = 0, coarsenings_ = 0;
+
+  // The view: owned particles [0, n_own_), then the halo; slot_[node] is its index or −1.
+  std::size_t n_own_ = 0, n_ = 0;
+  std::vector<ParticleId> ids_;
+  std::vector<Real> x_, v_;
+  std::vector<std::int32_t> slot_;
+  std::vector<fem::Index> hanging_;           // hanging nodes in the view
+  std::vector<fem::Master> hanging_masters_;  // their two masters each
+  // Incidence of owned nodes (CSR over owned particles): (needed tet, corner, weight), built when
+  // the view's ids or the active set changed.
+  bool topology_changed_ = true;
+  std::vector<ParticleId> incidence_built_for_;
+  std::vector<std::uint32_t> incidence_offset_;
+  std::vector<std::uint32_t> incidence_corner_;  // 4 × needed tet index + corner
+  std::vector<Real> incidence_weight_;
+  std::vector<fem::Index> needed_;          // active tets touching owned nodes, increasing
+  std::vector<std::int32_t> needed_slots_;  // 4 view slots per needed tet
+  std::vector<Real> tet_forces_;            // 12 per needed tet
+  std::vector<Real> force_;                 // 3 per owned particle
+  Real elastic_energy_ = 0;                 // of the tets whose corner 0 is owned here
+
+  mutable ParticleSet mesh_vertices_{3};
+  mutable std::vector<std::int64_t> mesh_tets_;
+};
+
+}  // namespace nendo

@@ -1,0 +1,72 @@
+#pragma once
+// The nested tetrahedral hierarchy of spec 004 §4.1 (H2, H3): the level-0 mesh red-refined
+// (Bey 1995) to max_level, every level conforming, midpoints shared. The hierarchy is a pure
+// function of the level-0 mesh, so every rank builds the same one and its numbering is the global
+// numbering: node n and tet t mean the same thing on every rank and in every checkpoint.
+//
+// Numbering. Tets level by level: level l is [level_begin[l], level_begin[l+1]); the 8 children of
+// tet t of level l < max_level are child(t, 0..7) = level_begin[l+1] + 8 (t − level_begin[l]) + k,
+// in the vertex order of spec §4.1 (c1..c8). Nodes: the level-0 vertices in mesh order, then each
+// level's new midpoints in order of first appearance (tets in order, edges in kEdges order).
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "core/TetMesh.hpp"
+#include "core/Types.hpp"
+
+namespace nendo::fem {
+
+using Index = std::int32_t;
+using Corners = std::array<Index, 4>;
+
+// The 6 edges of a tet as corner pairs, in the order tet_midpoints stores them.
+inline constexpr std::array<std::array<int, 2>, 6> kEdges = {
+    {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}}};
+
+struct TetHierarchy {
+  int max_level = 0;
+  // Nodes: rest positions (x, y, z per node), the level a node appears on, and for a node of
+  // level ≥ 1 the parent edge (a, b) whose midpoint it is ({-1, -1} for level-0 vertices).
+  std::vector<Real> rest;
+  std::vector<std::int8_t> node_level;
+  std::vector<std::array<Index, 2>> node_edge;
+  std::vector<Index> node_level_end;  // nodes of levels ≤ l are [0, node_level_end[l])
+  // Tets: corners (in the order refinement produced them; the signed volume may be negative),
+  // level, and for tets below max_level the midpoint node of each kEdges edge.
+  std::vector<Corners> corners;
+  std::vector<std::int8_t> level;
+  std::vector<Index> level_begin;               // max_level + 2 entries
+  std::vector<std::array<Index, 6>> midpoints;  // indexed by tet; only tets of level < max_level
+  // H3: per tet, the tets of the same level sharing at least one vertex (itself excluded), CSR,
+  // sorted.
+  std::vector<Index> adjacency_offset, adjacency;
+
+  std::size_t node_count() const { return node_level.size(); }
+  std::size_t tet_count() const { return corners.size(); }
+  const Real* rest_position(Index n) const { return &rest[3 * static_cast<std::size_t>(n)]; }
+  Index parent(Index t) const {
+    const int l = level[t];
+    return l == 0 ? -1 : level_begin[l - 1] + (t - level_begin[l]) / 8;
+  }
+  Index child(Index t, int k) const {
+    return level_begin[level[t] + 1] + 8 * (t - level_begin[level[t]]) + k;
+  }
+  Index root(Index t) const {
+    while (level[t] > 0) t = parent(t);
+    return t;
+  }
+  bool is_ancestor(Index a, Index t) const;  // a strict ancestor of t
+};
+
+// H2, H3. The level-0 mesh may be of either orientation per tet.
+TetHierarchy build_hierarchy(const TetMesh& level0, int max_level);
+
+// A similarity-class signature for tet t (spec §8 test 1): the 6 edge lengths divided by the
+// longest, sorted, rounded to 6 significant digits. Tets with equal signatures are similar up to
+// rotation and reflection.
+std::array<Real, 6> shape_signature(const TetHierarchy& h, Index t);
+// Smallest dihedral angle of tet t, in degrees.
+Real min_dihedral_angle(const TetHierarchy& h, Index t);
+
+}  // namespace nendo::fem
