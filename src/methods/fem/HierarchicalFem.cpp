@@ -97,6 +97,7 @@ void HierarchicalFem::seed(MPI_Comm comm, const Scene& /*scene*/, ParticleSet& p
 void HierarchicalFem::initialize(Space& space) {
   gather_view(space);
   build_incidence(space);
+  check_reach(space.comm(), "nodes of the tets at owned nodes");
 }
 
 StateRecord HierarchicalFem::save_state() const {
@@ -117,6 +118,7 @@ void HierarchicalFem::restore(Space& space, const StateRecord& state) {
   topology_changed_ = true;
   gather_view(space);
   build_incidence(space);
+  check_reach(space.comm(), "nodes of the tets at owned nodes");
 }
 
 Real HierarchicalFem::stable_dt(const Space& /*space*/) const { return model_->stable_dt; }
@@ -124,15 +126,20 @@ Real HierarchicalFem::stable_dt(const Space& /*space*/) const { return model_->s
 void HierarchicalFem::advance(Space& space, Real t, Real dt) {
   clock_.time(kView, [&] {
     gather_view(space);
+    check_reach(space.comm(), "masters of hanging nodes");
     place_hanging_nodes();
   });
   if (adaptive_) clock_.time(kSelect, [&] { select_levels(space); });
   clock_.time(kForces, [&] {
     build_incidence(space);
+    check_reach(space.comm(), "corners of the tets at owned nodes");
     compute_forces();
   });
   clock_.time(kIntegrate, [&] { integrate(space, t, dt); });
-  clock_.time(kMigrate, [&] { space.migrate(); });
+  clock_.time(kMigrate, [&] {
+    follow_masters(space);
+    space.migrate();
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -162,10 +169,25 @@ void HierarchicalFem::gather_view(Space& space) {
     const auto n = static_cast<Index>(ids_[i]);
     if (status_[n] != NodeStatus::Hanging) continue;
     active_->masters(n, masters);
-    if (masters.size() != 2 || slot_[masters[0].node] < 0 || slot_[masters[1].node] < 0) continue;
+    if (masters.size() != 2 || slot_[masters[0].node] < 0 || slot_[masters[1].node] < 0) {
+      beyond_ += i < n_own_;  // an owned hanging node must follow its masters; a halo copy may not
+      continue;
+    }
     hanging_.push_back(n);
     hanging_masters_.insert(hanging_masters_.end(), masters.begin(), masters.end());
   }
+}
+
+// Every rank stops, naming what did not fit, if a rank found data it needs beyond its halo (a
+// deformation the halo's one cell cannot hold: grid.dx too small for the level-0 mesh).
+void HierarchicalFem::check_reach(MPI_Comm comm, const char* what) {
+  const long beyond = beyond_;
+  beyond_ = 0;
+  raise_collectively(comm, beyond == 0
+                               ? std::string()
+                               : "fem: " + std::to_string(beyond) + " " + what +
+                                     " reach beyond the particle halo; raise grid.dx (at least 2.5 times "
+                                     "the longest level-0 edge, more for large stretches)");
 }
 
 // Spec §6.2 step 2: x_n, v_n of every hanging node in the view from its masters (owned hanging
@@ -199,7 +221,7 @@ bool HierarchicalFem::gather_corners(Index t, Real (&x)[4][3]) const {
 // ---------------------------------------------------------------------------------------------
 // Level selection (spec §6.2 step 1).
 
-void HierarchicalFem::mark(std::vector<Index>& refine, std::vector<Index>& coarsen) const {
+void HierarchicalFem::mark(std::vector<Index>& refine, std::vector<Index>& coarsen) {
   const fem::TetHierarchy& h = model_->hierarchy;
   const FemSettings& fs = scene_.fem;
   const auto evaluated_here = [&](Index t) {
@@ -235,6 +257,7 @@ void HierarchicalFem::mark(std::vector<Index>& refine, std::vector<Index>& coars
 void HierarchicalFem::select_levels(Space& space) {
   std::vector<Index> refine, coarsen;
   mark(refine, coarsen);
+  check_reach(space.comm(), "tets tested for refinement or coarsening");
   refine = all_gathered(space.comm(), refine);
   coarsen = all_gathered(space.comm(), coarsen);
   if (refine.empty() && coarsen.empty()) return;
@@ -326,11 +349,12 @@ void HierarchicalFem::apply_changes(Space& space, const fem::ActiveSet::StepChan
       std::fill_n(own.real("velocity") + 3 * p, 3, 0.0);
     }
   }
-  // Positions of hanging owned particles follow their masters from the next view on.
+  check_reach(space.comm(), "new nodes");
   own.compact(keep);
   space.migrate();
   topology_changed_ = true;
   gather_view(space);
+  check_reach(space.comm(), "masters of hanging nodes");
   place_hanging_nodes();
 }
 
@@ -352,7 +376,6 @@ void HierarchicalFem::build_incidence(Space& space) {
   needed_.clear();
   needed_slots_.clear();
   std::vector<fem::Master> masters;
-  long beyond = 0;
   for (Index t : active_->active_tets()) {
     const std::size_t before = entries.size();
     const auto index = static_cast<std::uint32_t>(needed_.size());
@@ -374,13 +397,9 @@ void HierarchicalFem::build_incidence(Space& space) {
     needed_.push_back(t);
     for (Index c : h.corners[t]) {
       needed_slots_.push_back(slot_[c]);
-      beyond += slot_[c] < 0;
+      beyond_ += slot_[c] < 0;
     }
   }
-  if (beyond > 0)
-    throw CollectiveError("fem: " + std::to_string(beyond) +
-                          " corners of tets at this rank's nodes are beyond the halo; "
-                          "raise grid.dx (at least 2.5 times the longest level-0 edge)");
   for (const Entry& e : entries) ++count[e.node + 1];
   incidence_offset_.assign(n_own_ + 1, 0);
   std::partial_sum(count.begin(), count.end(), incidence_offset_.begin());
@@ -439,7 +458,7 @@ void HierarchicalFem::compute_forces() {
 }
 
 // Spec §6.2 step 5: f += m g; v += Δt f/m; v /= 1 + c_m Δt; x += Δt v, regular free nodes only;
-// then the colliders. Hanging particles take their masters' motion at the next view.
+// then the colliders.
 void HierarchicalFem::integrate(Space& space, Real t, Real dt) {
   ParticleSet& own = space.particles();
   Real* x = own.positions();
@@ -449,12 +468,7 @@ void HierarchicalFem::integrate(Space& space, Real t, Real dt) {
   const std::int32_t* fixed = own.int32("fixed");
   const Real damping = 1 / (1 + scene_.fem.damping * dt);
   for (std::size_t k = 0; k < n_own_; ++k) {
-    if (status[k] != static_cast<std::int32_t>(NodeStatus::Regular)) {
-      std::copy_n(&x_[3 * k], 3, x + 3 * k);  // hanging: where place_hanging_nodes put it
-      std::copy_n(&v_[3 * k], 3, v + 3 * k);
-      continue;
-    }
-    if (fixed[k]) continue;
+    if (status[k] != static_cast<std::int32_t>(NodeStatus::Regular) || fixed[k]) continue;
     for (int c = 0; c < 3; ++c) {
       v[3 * k + c] = (v[3 * k + c] + dt * (force_[3 * k + c] / mass[k] + gravity_[c])) * damping;
       x[3 * k + c] += dt * v[3 * k + c];
@@ -470,6 +484,23 @@ void HierarchicalFem::integrate(Space& space, Real t, Real dt) {
         for (int c = 0; c < 3; ++c) x[3 * k + c] -= phi * n[c];
       }
     }
+  }
+}
+
+// Spec §6.2 step 6: the hanging particles back on their masters' new positions (the halo copies
+// of the masters refreshed first), so that output and checkpoints hold a conforming mesh.
+void HierarchicalFem::follow_masters(Space& space) {
+  ParticleSet& own = space.particles();
+  std::copy_n(own.positions(), 3 * n_own_, x_.begin());
+  std::copy_n(own.real("velocity"), 3 * n_own_, v_.begin());
+  space.halo().update_values(x_.data(), 3, x_.data() + 3 * n_own_);
+  space.halo().update_values(v_.data(), 3, v_.data() + 3 * n_own_);
+  place_hanging_nodes();
+  for (fem::Index n : hanging_) {
+    const auto s = static_cast<std::size_t>(slot_[n]);
+    if (s >= n_own_) continue;
+    std::copy_n(&x_[3 * s], 3, own.positions() + 3 * s);
+    std::copy_n(&v_[3 * s], 3, own.real("velocity") + 3 * s);
   }
 }
 

@@ -50,12 +50,14 @@ class HierarchicalFem final : public Method {
   void gather_view(Space& space);
   void place_hanging_nodes();
   void select_levels(Space& space);
-  void mark(std::vector<fem::Index>& refine, std::vector<fem::Index>& coarsen) const;
+  void mark(std::vector<fem::Index>& refine, std::vector<fem::Index>& coarsen);
+  void check_reach(MPI_Comm comm, const char* what);
   void apply_changes(Space& space, const fem::ActiveSet::StepChanges& changes,
                      const std::vector<fem::NodeStatus>& before);
   void build_incidence(Space& space);
   void compute_forces();
   void integrate(Space& space, Real t, Real dt);
+  void follow_masters(Space& space);
   // Corner positions (and velocities) of a tet from the view; false if a corner is not here.
   bool gather_corners(fem::Index t, Real (&x)[4][3]) const;
 
@@ -87,7 +89,9 @@ class HierarchicalFem final : public Method {
   std::vector<std::int32_t> needed_slots_;  // 4 view slots per needed tet
   std::vector<Real> tet_forces_;            // 12 per needed tet
   std::vector<Real> force_;                 // 3 per owned particle
-  Real elastic_energy_ = 0;                 // of the tets whose corner 0 is owned here
+  Real elastic_energy_ = 0;
+  long beyond_ = 0;  // data this rank needed and did not have, since the last check_reach                 //
+                     // of the tets whose corner 0 is owned here
 
   mutable ParticleSet mesh_vertices_{3};
   mutable std::vector<std::int64_t> mesh_tets_;

@@ -1,0 +1,135 @@
+// The fem method on the spine (spec 004 §6, §9): an adaptive run gives bitwise the same nodes on
+// any rank count (ranks owning nothing included), keeps the mass, keeps the active set balanced
+// and the hanging nodes on their edges, and a run at min_level = max_level is the uniform mesh.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "decomposition/GlobalView.hpp"
+#include "methods/fem/HierarchicalFem.hpp"
+#include "methods/fem/StvkMaterial.hpp"
+#include "support/MethodRun.hpp"
+#include "support/PetscEnvironment.hpp"
+
+namespace nendo {
+namespace {
+
+struct Node {
+  ParticleId id;
+  Real x[3], v[3], mass;
+  std::int32_t status;
+};
+
+struct FemRun : testing::MethodRun {
+  FemRun(MPI_Comm comm, const std::string& yaml, const std::vector<std::string>& overrides = {})
+      : MethodRun(comm, (register_fem_material_schemas(), yaml), overrides) {}
+  const HierarchicalFem& fem() const { return static_cast<const HierarchicalFem&>(*method); }
+  std::vector<Node> gather() const {
+    const ParticleSet& ps = space->particles();
+    std::vector<Node> mine(ps.size());
+    for (std::size_t p = 0; p < ps.size(); ++p) {
+      mine[p].id = ps.ids()[p];
+      std::copy_n(ps.positions() + 3 * p, 3, mine[p].x);
+      std::copy_n(ps.real("velocity") + 3 * p, 3, mine[p].v);
+      mine[p].mass = ps.real("mass")[p];
+      mine[p].status = ps.int32("status")[p];
+    }
+    std::vector<Node> all = testing::all_gather(space->comm(), mine);
+    std::sort(all.begin(), all.end(), [](const Node& a, const Node& b) { return a.id < b.id; });
+    return all;
+  }
+};
+
+// A 1 m beam of 2 x 2 cubes cross-section, clamped at x = 0, thrown down at 2 m/s: the strain at
+// the wall leaves the level-0 linear range within a few steps, so tets refine there and coarsen
+// again as the wave passes. Blocks are 0.33 m: up to 4 ranks own a piece, a 5th would own none.
+std::string beam_scene(int max_level) {
+  return "nendo: 1\nmethod: fem\ndimension: 3\ngravity: [0, 0, -9.81]\ntime: {end: 1, dt: 5.0e-5}\n"
+         "grid: {dx: 0.11, block: 3}\n"
+         "materials: {rubber: {model: stvk, E: 1.0e5, nu: 0.3, density: 1000}}\n"
+         "bodies:\n  - {shape: box, material: rubber, min: [0, 0, 0], max: [1.0, 0.05, 0.05], velocity: [0, "
+         "0, -2],"
+         " fixed_min: [-1, -1, -1], fixed_max: [0, 1, 1]}\n"
+         "fem: {spacing: 0.025, max_level: " +
+         std::to_string(max_level) + ", damping: 1}\n";
+}
+
+void expect_same(const std::vector<Node>& a, const std::vector<Node>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].id, b[i].id);
+    ASSERT_EQ(std::memcmp(a[i].x, b[i].x, sizeof a[i].x), 0) << "node " << a[i].id;
+    ASSERT_EQ(std::memcmp(a[i].v, b[i].v, sizeof a[i].v), 0) << "node " << a[i].id;
+    ASSERT_EQ(std::memcmp(&a[i].mass, &b[i].mass, sizeof(Real)), 0) << "node " << a[i].id;
+    ASSERT_EQ(a[i].status, b[i].status) << "node " << a[i].id;
+  }
+}
+
+Real total_mass(const std::vector<Node>& nodes) {
+  Real m = 0;
+  for (const Node& n : nodes) m += n.mass;
+  return m;
+}
+
+TEST(HierarchicalFem, AdaptiveRunIsBitwiseTheSameOnAnyRankCount) {
+  FemRun everyone(MPI_COMM_WORLD, beam_scene(2));
+  FemRun alone(MPI_COMM_SELF, beam_scene(2));
+  const Real body_mass = 1000 * 1.0 * 0.05 * 0.05;
+  for (int step = 0; step < 120; ++step) {
+    everyone.step(), alone.step();
+    if (step % 20 == 19) {
+      const std::vector<Node> a = everyone.gather();
+      expect_same(a, alone.gather());
+      EXPECT_NEAR(total_mass(a), body_mass, 1e-12 * body_mass) << "step " << step;
+      EXPECT_TRUE(everyone.fem().active_set().balanced());
+    }
+  }
+  EXPECT_GT(everyone.fem().refinements(), 0);
+  EXPECT_GT(everyone.fem().coarsenings(), 0);
+  EXPECT_EQ(everyone.fem().active_set().active_tets(), alone.fem().active_set().active_tets());
+}
+
+// Hanging particles sit on their masters' edge (spec §8 test 4), and every particle is a node the
+// active set uses, each exactly once.
+TEST(HierarchicalFem, ParticlesAreTheActiveNodes) {
+  FemRun run(MPI_COMM_WORLD, beam_scene(2));
+  run.advance(60);
+  const std::vector<Node> nodes = run.gather();
+  const fem::ActiveSet& active = run.fem().active_set();
+  const fem::TetHierarchy& h = run.fem().model().hierarchy;
+  std::vector<std::uint8_t> used(h.node_count(), 0);
+  for (fem::Index t : active.active_tets())
+    for (fem::Index n : h.corners[t]) used[n] = 1;
+  std::size_t hanging = 0;
+  for (const Node& node : nodes) {
+    const auto n = static_cast<fem::Index>(node.id);
+    ASSERT_TRUE(used[n]) << "node " << n;
+    EXPECT_EQ(node.status, static_cast<std::int32_t>(active.status(n)));
+    used[n] = 2;
+    if (active.status(n) != fem::NodeStatus::Hanging) continue;
+    ++hanging;
+    const auto at = [&](fem::Index m) {
+      return *std::find_if(nodes.begin(), nodes.end(), [&](const Node& o) { return o.id == ParticleId(m); });
+    };
+    const Node a = at(h.node_edge[n][0]), b = at(h.node_edge[n][1]);
+    for (int c = 0; c < 3; ++c) EXPECT_NEAR(node.x[c], 0.5 * (a.x[c] + b.x[c]), 1e-12) << "node " << n;
+  }
+  EXPECT_EQ(std::count(used.begin(), used.end(), 1), 0) << "active nodes without a particle";
+  EXPECT_GT(hanging, 0u);
+}
+
+// min_level = max_level: every level-2 tet active from the start and never coarsened.
+TEST(HierarchicalFem, MinLevelIsTheUniformMesh) {
+  FemRun run(MPI_COMM_WORLD, beam_scene(1), {"fem.min_level=1"});
+  run.advance(20);
+  const fem::TetHierarchy& h = run.fem().model().hierarchy;
+  EXPECT_EQ(run.fem().active_set().active_count(),
+            static_cast<std::size_t>(h.level_begin[2] - h.level_begin[1]));
+  EXPECT_EQ(run.fem().refinements() + run.fem().coarsenings(), 0);
+  EXPECT_EQ(run.gather().size(), static_cast<std::size_t>(h.node_level_end[1]));
+}
+
+}  // namespace
+}  // namespace nendo
