@@ -429,7 +429,7 @@ void HierarchicalFem::compute_forces() {
   const FemSettings& fs = scene_.fem;
   const bool viscous = fs.bulk_viscosity > 0 || fs.shear_viscosity > 0;
   const fem::TetHierarchy& h = model_->hierarchy;
-  elastic_energy_ = 0;
+  energies_.clear();
   Real x[4][3], v[4][3], f[4][3];
   for (std::size_t i = 0; i < needed_.size(); ++i) {
     const Index t = needed_[i];
@@ -447,7 +447,7 @@ void HierarchicalFem::compute_forces() {
     std::copy_n(&f[0][0], 12, &tet_forces_[12 * i]);
     const std::size_t s0 = static_cast<std::size_t>(needed_slots_[4 * i]);
     if (s0 < n_own_ && slot_[h.corners[t][0]] == static_cast<std::int32_t>(s0))
-      elastic_energy_ += fem::strain_energy(rest, D, x);
+      energies_.push_back(fem::strain_energy(rest, D, x));
   }
   force_.assign(3 * n_own_, 0.0);
   for (std::size_t k = 0; k < n_own_; ++k)
@@ -508,7 +508,7 @@ void HierarchicalFem::follow_masters(Space& space) {
 
 GlobalDiagnostics HierarchicalFem::diagnostics(const Space& space) const {
   GlobalDiagnostics d = particle_diagnostics(space);
-  d.elastic_energy = reproducible_sums(space.comm(), {{elastic_energy_}})[0];
+  d.elastic_energy = reproducible_sums(space.comm(), {energies_})[0];
   return d;
 }
 

@@ -89,7 +89,7 @@ class HierarchicalFem final : public Method {
   std::vector<std::int32_t> needed_slots_;  // 4 view slots per needed tet
   std::vector<Real> tet_forces_;            // 12 per needed tet
   std::vector<Real> force_;                 // 3 per owned particle
-  Real elastic_energy_ = 0;
+  std::vector<Real> energies_;              // of the tets whose corner 0 is owned here (summed reproducibly)
   long beyond_ = 0;  // data this rank needed and did not have, since the last check_reach                 //
                      // of the tets whose corner 0 is owned here
 
