@@ -472,6 +472,10 @@ class SceneReader {
     settings.bulk_viscosity = fem.real("bulk_viscosity");
     settings.shear_viscosity = fem.real("shear_viscosity");
     settings.boundary = fem.text("boundary");
+    if (root_["time"] && root_["time"]["integrator"] && root_["time"]["integrator"].Scalar() == "implicit")
+      for (const char* key : {"bulk_viscosity", "shear_viscosity"})
+        if (fem.real(key) > 0)
+          fem.fail(key, "is explicit only: the backward Euler potential has no viscous term (use fem.damping)");
     return settings;
   }
 

@@ -52,6 +52,7 @@ HierarchicalFem::HierarchicalFem(const Scene& scene)
       colliders_(scene.colliders, 3),
       gravity_(scene.gravity),
       adaptive_(scene.fem.max_level > scene.fem.min_level),
+      implicit_(scene.time.integrator == "implicit"),
       clock_({"view", "select", "forces", "integrate", "migrate"}) {}
 
 HierarchicalFem::~HierarchicalFem() = default;
@@ -133,9 +134,9 @@ void HierarchicalFem::advance(Space& space, Real t, Real dt) {
   clock_.time(kForces, [&] {
     build_incidence(space);
     check_reach(space.comm(), "corners of the tets at owned nodes");
-    compute_forces();
+    if (!implicit_) compute_forces(x_, v_);
   });
-  clock_.time(kIntegrate, [&] { integrate(space, t, dt); });
+  clock_.time(kIntegrate, [&] { implicit_ ? solve_implicit(space, t, dt) : integrate(space, t, dt); });
   clock_.time(kMigrate, [&] {
     follow_masters(space);
     space.migrate();
@@ -425,7 +426,7 @@ void HierarchicalFem::build_incidence(Space& space) {
   topology_changed_ = false;
 }
 
-void HierarchicalFem::compute_forces() {
+void HierarchicalFem::compute_forces(const std::vector<Real>& x_view, const std::vector<Real>& v_view) {
   const FemSettings& fs = scene_.fem;
   const bool viscous = fs.bulk_viscosity > 0 || fs.shear_viscosity > 0;
   const fem::TetHierarchy& h = model_->hierarchy;
@@ -435,8 +436,8 @@ void HierarchicalFem::compute_forces() {
     const Index t = needed_[i];
     for (int a = 0; a < 4; ++a) {
       const std::size_t s = static_cast<std::size_t>(needed_slots_[4 * i + a]);
-      std::copy_n(&x_[3 * s], 3, x[a]);
-      std::copy_n(&v_[3 * s], 3, v[a]);
+      std::copy_n(&x_view[3 * s], 3, x[a]);
+      std::copy_n(&v_view[3 * s], 3, v[a]);
     }
     const fem::RestShape& rest = model_->rest[t];
     const fem::Stiffness& D = model_->constants[t].D;
@@ -473,16 +474,28 @@ void HierarchicalFem::integrate(Space& space, Real t, Real dt) {
       v[3 * k + c] = (v[3 * k + c] + dt * (force_[3 * k + c] / mass[k] + gravity_[c])) * damping;
       x[3 * k + c] += dt * v[3 * k + c];
     }
-    if (!colliders_.empty()) {
-      for (std::size_t o = 0; o < colliders_.size(); ++o) {
-        const Collider& collider = colliders_[o];
-        const Real phi = collider.phi<3>(x + 3 * k, t + dt);
-        if (phi > 0) continue;
-        Real n[3];
-        collider.normal<3>(x + 3 * k, t + dt, n);
-        collider.project<3>(x + 3 * k, v + 3 * k, t + dt);
-        for (int c = 0; c < 3; ++c) x[3 * k + c] -= phi * n[c];
-      }
+  }
+  collide(space, t, dt);
+}
+
+// Regular free nodes out of every collider, their velocity by the collider's boundary rule.
+void HierarchicalFem::collide(Space& space, Real t, Real dt) {
+  if (colliders_.empty()) return;
+  ParticleSet& own = space.particles();
+  Real* x = own.positions();
+  Real* v = own.real("velocity");
+  const std::int32_t* status = own.int32("status");
+  const std::int32_t* fixed = own.int32("fixed");
+  for (std::size_t k = 0; k < n_own_; ++k) {
+    if (status[k] != static_cast<std::int32_t>(NodeStatus::Regular) || fixed[k]) continue;
+    for (std::size_t o = 0; o < colliders_.size(); ++o) {
+      const Collider& collider = colliders_[o];
+      const Real phi = collider.phi<3>(x + 3 * k, t + dt);
+      if (phi > 0) continue;
+      Real n[3];
+      collider.normal<3>(x + 3 * k, t + dt, n);
+      collider.project<3>(x + 3 * k, v + 3 * k, t + dt);
+      for (int c = 0; c < 3; ++c) x[3 * k + c] -= phi * n[c];
     }
   }
 }

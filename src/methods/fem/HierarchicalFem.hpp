@@ -21,10 +21,17 @@
 #include "methods/Method.hpp"
 #include "methods/fem/ActiveSet.hpp"
 #include "methods/fem/FemModel.hpp"
+#include "solvers/NewtonSolver.hpp"
 
 namespace nendo {
 
+namespace fem {
+class FemBackwardEuler;
+}
+
 class HierarchicalFem final : public Method {
+  friend class fem::FemBackwardEuler;  // reads the view, the incidence and the forces
+
  public:
   explicit HierarchicalFem(const Scene& scene);
   ~HierarchicalFem() override;
@@ -39,6 +46,8 @@ class HierarchicalFem final : public Method {
   std::vector<StageTime> stage_times() const override { return clock_.times(); }
   bool has_mesh() const override { return true; }
   TetMeshView mesh_view(const Space& space) const override;
+
+  const SolverStats* solver_stats() const override { return implicit_ ? &stats_ : nullptr; }
 
   const fem::FemModel& model() const { return *model_; }
   const fem::ActiveSet& active_set() const { return *active_; }
@@ -55,8 +64,11 @@ class HierarchicalFem final : public Method {
   void apply_changes(Space& space, const fem::ActiveSet::StepChanges& changes,
                      const std::vector<fem::NodeStatus>& before);
   void build_incidence(Space& space);
-  void compute_forces();
+  // Element forces at the view positions x (and velocities v, for viscosity) into force_.
+  void compute_forces(const std::vector<Real>& x, const std::vector<Real>& v);
+  void solve_implicit(Space& space, Real t, Real dt);  // FemBackwardEuler.cpp
   void integrate(Space& space, Real t, Real dt);
+  void collide(Space& space, Real t, Real dt);
   void follow_masters(Space& space);
   // Corner positions (and velocities) of a tet from the view; false if a corner is not here.
   bool gather_corners(fem::Index t, Real (&x)[4][3]) const;
@@ -68,6 +80,9 @@ class HierarchicalFem final : public Method {
   ColliderSet colliders_;
   Vec3 gravity_;
   bool adaptive_ = false;  // max_level > min_level
+  bool implicit_ = false;  // time.integrator: implicit (backward Euler, FemBackwardEuler.hpp)
+  std::unique_ptr<NewtonSolver> newton_;
+  SolverStats stats_;
   StageClock clock_;
   long refinements_ = 0, coarsenings_ = 0;
 
