@@ -10,6 +10,10 @@
 //                         own order: sort by id to compare files written on different rank counts.
 //   /xdmf/polyvertex      int64 0..N-1, the Polyvertex connectivity of particles.xdmf (see
 //                         XdmfSeries.hpp for why it is explicit); not a particle field.
+// Runs of mesh methods (FEM) add the mesh, which mesh.xdmf shows:
+//   /mesh                 attribute count (uint64) = T, the global number of tets
+//   /mesh/tets            int64 (T, 4): each tet's corners as rows of the /particles datasets
+//   /mesh/fields/<name>   int32 (T,): a value per tet, e.g. "level" (the FEM hierarchy level)
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -30,8 +34,11 @@ struct ParticleFileInfo {
   double time = 0;
   std::int64_t step = 0;
   int dimension = 3;
-  std::uint64_t count = 0;                // N, the global number of particles
-  std::vector<ParticleFileField> fields;  // every /particles dataset, "id" and "position" included
+  std::uint64_t count = 0;                    // N, the global number of particles
+  std::vector<ParticleFileField> fields;      // every /particles dataset, "id" and "position" included
+  bool has_mesh = false;                      // the file holds /mesh
+  std::uint64_t tets = 0;                     // T
+  std::vector<ParticleFileField> tet_fields;  // every /mesh/fields dataset
 };
 
 // Names with a fixed-width number, "<prefix><number><suffix>" (outputs, checkpoints). The name

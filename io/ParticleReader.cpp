@@ -23,8 +23,10 @@ hid_t memory_type(FieldType type) {
   return H5T_NATIVE_DOUBLE;
 }
 
-ParticleFileField describe_dataset(const Hdf5File& file, const std::string& name, std::uint64_t count) {
-  const std::string dataset_name = "/particles/" + name;
+// A dataset of group ("/particles", "/mesh/fields") with `count` rows, as the group's count says.
+ParticleFileField describe_dataset(const Hdf5File& file, const std::string& group, const std::string& name,
+                                   std::uint64_t count) {
+  const std::string dataset_name = group + "/" + name;
   Hdf5Id dataset = file.open_dataset(dataset_name);
   Hdf5Id type(file.check(H5Dget_type(dataset.get()), "read the type of " + dataset_name), H5Tclose);
   Hdf5Id space(file.check(H5Dget_space(dataset.get()), "read the shape of " + dataset_name), H5Sclose);
@@ -50,8 +52,30 @@ ParticleFileField describe_dataset(const Hdf5File& file, const std::string& name
   field.components = rank == 1 ? 1 : static_cast<int>(dims[1]);
   if (dims[0] != count)
     throw Error("particle file " + file.path() + ": dataset " + dataset_name + " has " +
-                std::to_string(dims[0]) + " rows, /particles count is " + std::to_string(count));
+                std::to_string(dims[0]) + " rows, " + group + " count is " + std::to_string(count));
   return field;
+}
+
+// /mesh, when the file has one: the tet count, (T, 4) int64 tets and the int32 (T,) tet fields.
+void read_mesh_header(const Hdf5File& file, ParticleFileInfo& info) {
+  if (!file.exists("/mesh")) return;
+  Hdf5Id group = file.open_group("/mesh");
+  info.has_mesh = true;
+  info.tets = file.read_uint64_attribute(group.get(), "count");
+  Hdf5Id tets = file.open_dataset("/mesh/tets");
+  Hdf5Id type(file.check(H5Dget_type(tets.get()), "read the type of /mesh/tets"), H5Tclose);
+  Hdf5Id space(file.check(H5Dget_space(tets.get()), "read the shape of /mesh/tets"), H5Sclose);
+  hsize_t dims[2] = {0, 0};
+  if (H5Tget_class(type.get()) != H5T_INTEGER || H5Tget_size(type.get()) != 8 ||
+      H5Sget_simple_extent_ndims(space.get()) != 2 ||
+      H5Sget_simple_extent_dims(space.get(), dims, nullptr) < 0 || dims[0] != info.tets || dims[1] != 4)
+    throw Error("particle file " + file.path() + ": /mesh/tets is not int64 (T, 4) with T = /mesh count " +
+                std::to_string(info.tets));
+  for (const std::string& name : file.list("/mesh/fields")) {
+    info.tet_fields.push_back(describe_dataset(file, "/mesh/fields", name, info.tets));
+    if (info.tet_fields.back().type != FieldType::Int32 || info.tet_fields.back().components != 1)
+      throw Error("particle file " + file.path() + ": /mesh/fields/" + name + " is not int32 (T,)");
+  }
 }
 
 ParticleFileInfo read_header(const Hdf5File& file) {
@@ -72,11 +96,13 @@ ParticleFileInfo read_header(const Hdf5File& file) {
   // id and position first, as a ParticleSet holds them (in name order "id" < "position").
   std::stable_partition(names.begin(), names.end(),
                         [](const std::string& n) { return n == "id" || n == "position"; });
-  for (const std::string& name : names) info.fields.push_back(describe_dataset(file, name, info.count));
+  for (const std::string& name : names)
+    info.fields.push_back(describe_dataset(file, "/particles", name, info.count));
   if (info.fields[0].type != FieldType::UInt64 || info.fields[0].components != 1)
     throw Error("particle file " + file.path() + ": /particles/id is not uint64 (N,)");
   if (info.fields[1].type != FieldType::Real || info.fields[1].components != info.dimension)
     throw Error("particle file " + file.path() + ": /particles/position is not float64 (N, dimension)");
+  read_mesh_header(file, info);
   return info;
 }
 

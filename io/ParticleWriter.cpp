@@ -38,6 +38,11 @@ Hdf5Types hdf5_types(FieldType type) {
   throw Error("unknown particle field type");
 }
 
+// A name that can be a dataset in its group.
+bool valid_dataset_name(const std::string& name) {
+  return !name.empty() && name.find('/') == std::string::npos && name != "." && name != "..";
+}
+
 // "id", "position", then the requested fields in the caller's order, without repeats.
 std::vector<std::string> output_field_names(const std::vector<std::string>& requested) {
   std::vector<std::string> names = {"id", "position"};
@@ -58,7 +63,7 @@ std::vector<const ParticleField*> resolve_fields(MPI_Comm comm, const std::strin
   std::vector<long long> signature;
   signature.push_back(particles.dimension());
   for (const std::string& name : names) {
-    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
+    if (!valid_dataset_name(name)) {
       error = "particle output " + path + ": '" + name + "' is not a valid field name";
       signature.push_back(0);
       continue;
@@ -91,6 +96,37 @@ std::vector<const ParticleField*> resolve_fields(MPI_Comm comm, const std::strin
   return fields;
 }
 
+// Collective: every rank gives a mesh or none, with the same tet fields, each a value per tet,
+// and every tet corner is a row of the file; else every rank throws the same error.
+void check_mesh(MPI_Comm comm, const std::string& path, const FileMesh* mesh, std::uint64_t particles) {
+  int given[2] = {mesh != nullptr, -(mesh != nullptr)};  // the minimum and the maximum over ranks
+  MPI_Allreduce(MPI_IN_PLACE, given, 2, MPI_INT, MPI_MIN, comm);
+  if (given[0] != -given[1])
+    throw Error("particle output " + path + ": some ranks have a mesh to write and others do not");
+  if (!mesh) return;
+  const std::string where = "particle output " + path + ": rank " + std::to_string(mpi::rank(comm)) + ": ";
+  std::string error, names;
+  const std::size_t tets = mesh->tets.size() / 4;
+  if (mesh->tets.size() % 4 != 0)
+    error = where + "the mesh has " + std::to_string(mesh->tets.size()) + " corners, not four per tet";
+  for (const std::int64_t row : mesh->tets)
+    if (error.empty() && (row < 0 || static_cast<std::uint64_t>(row) >= particles))
+      error = where + "tet corner " + std::to_string(row) + " is not one of the " +
+              std::to_string(particles) + " particles";
+  for (const TetField& field : mesh->tet_fields) {
+    if (error.empty() && !valid_dataset_name(field.name))
+      error = where + "'" + field.name + "' is not a valid tet field name";
+    if (error.empty() && field.values.size() != tets)
+      error = where + "tet field '" + field.name + "' has " + std::to_string(field.values.size()) +
+              " values for " + std::to_string(tets) + " tets";
+    names += field.name + '\n';
+  }
+  raise_collectively(comm, error);
+  std::string root_names = names;
+  mpi::broadcast(root_names, 0, comm);
+  raise_collectively(comm, root_names == names ? "" : where + "the mesh has other tet fields than on rank 0");
+}
+
 // Collective: rank 0 checks that the output directory exists and is writable.
 void check_directory(MPI_Comm comm, const std::string& path) {
   std::string error;
@@ -105,6 +141,22 @@ void check_directory(MPI_Comm comm, const std::string& path) {
               "' is not writable: " + std::strerror(errno);
   }
   raise_collectively(comm, error);
+}
+
+// This rank's rows of a dataset over all ranks: count rows from offset (the exclusive scan of the
+// counts), of total.
+struct GlobalRows {
+  std::uint64_t count = 0, offset = 0, total = 0;
+};
+
+// Collective.
+GlobalRows global_rows(MPI_Comm comm, std::uint64_t count) {
+  GlobalRows rows;
+  rows.count = count;
+  MPI_Exscan(&count, &rows.offset, 1, MPI_UINT64_T, MPI_SUM, comm);
+  if (mpi::rank(comm) == 0) rows.offset = 0;  // MPI_Exscan leaves rank 0's result undefined
+  MPI_Allreduce(&count, &rows.total, 1, MPI_UINT64_T, MPI_SUM, comm);
+  return rows;
 }
 
 // Collective: one (total,) or (total, components) dataset; this rank's count rows at offset.
@@ -141,6 +193,18 @@ Hdf5Id write_dataset(const Hdf5File& file, const std::string& name, Hdf5Types ty
       H5Dwrite(dataset.get(), types.memory, memory_space.get(), file_space.get(), file.transfer(), data),
       what);
   return dataset;
+}
+
+// Collective: /mesh, this rank's tets and tet field values at its rows of the global datasets.
+void write_mesh(const Hdf5File& file, const FileMesh& mesh, const GlobalRows& tets) {
+  Hdf5Id group = file.create_group("/mesh");
+  file.write_attribute(group.get(), "count", tets.total);
+  write_dataset(file, "/mesh/tets", {H5T_STD_I64LE, H5T_NATIVE_INT64}, 4, tets.count, tets.offset, tets.total,
+                mesh.tets.data());
+  Hdf5Id fields = file.create_group("/mesh/fields");
+  for (const TetField& field : mesh.tet_fields)
+    write_dataset(file, "/mesh/fields/" + field.name, hdf5_types(FieldType::Int32), 1, tets.count,
+                  tets.offset, tets.total, field.values.data());
 }
 
 // Collective: the checksum of a field over all ranks (each rank adds its rows at their global rows).
@@ -209,9 +273,12 @@ ParticleWriter::ParticleWriter(MPI_Comm comm, std::string directory, std::vector
   raise_collectively(comm_, error);
 }
 
-ParticleFileInfo ParticleWriter::write(const ParticleSet& particles, double time, std::int64_t step) {
+ParticleFileInfo ParticleWriter::write(const ParticleSet& particles, double time, std::int64_t step,
+                                       const FileMesh* mesh) {
   const std::string path = (std::filesystem::path(directory_) / particle_file_name(next_index_)).string();
-  ParticleFileInfo info = write_file(comm_, path, particles, fields_, time, step, next_index_);
+  ParticleFileOptions options;
+  options.mesh = mesh;
+  ParticleFileInfo info = write_file(comm_, path, particles, fields_, time, step, next_index_, options);
   ++next_index_;
   std::string error;
   if (series_) {
@@ -234,11 +301,10 @@ ParticleFileInfo ParticleWriter::write_file(MPI_Comm comm, const std::string& pa
   const std::vector<const ParticleField*> fields = resolve_fields(comm, path, particles, names);
   check_directory(comm, path);
 
-  const std::uint64_t count = particles.size();
-  std::uint64_t offset = 0, total = 0;
-  MPI_Exscan(&count, &offset, 1, MPI_UINT64_T, MPI_SUM, comm);
-  if (mpi::rank(comm) == 0) offset = 0;  // MPI_Exscan leaves rank 0's result undefined
-  MPI_Allreduce(&count, &total, 1, MPI_UINT64_T, MPI_SUM, comm);
+  const GlobalRows rows = global_rows(comm, particles.size());
+  const std::uint64_t count = rows.count, offset = rows.offset, total = rows.total;
+  check_mesh(comm, path, options.mesh, total);
+  const GlobalRows tets = global_rows(comm, options.mesh ? options.mesh->tets.size() / 4 : 0);
 
   ParticleFileInfo info;
   info.index = index;
@@ -248,6 +314,12 @@ ParticleFileInfo ParticleWriter::write_file(MPI_Comm comm, const std::string& pa
   info.count = total;
   for (const ParticleField* field : fields)
     info.fields.push_back({field->name(), field->type(), field->components()});
+  if (options.mesh) {
+    info.has_mesh = true;
+    info.tets = tets.total;
+    for (const TetField& field : options.mesh->tet_fields)
+      info.tet_fields.push_back({field.name, FieldType::Int32, 1});
+  }
 
   const std::string temporary = path + ".tmp";
   if (options.sync) check_space(comm, path, total * particles.bytes_per_particle());
@@ -294,6 +366,7 @@ ParticleFileInfo ParticleWriter::write_file(MPI_Comm comm, const std::string& pa
         write_dataset(*file, "/xdmf/polyvertex", {H5T_STD_I64LE, H5T_NATIVE_INT64}, 1, count, offset, total,
                       vertices.data());
       });
+    if (options.mesh) agreed([&] { write_mesh(*file, *options.mesh, tets); });
     if (options.finish) agreed([&] { options.finish(*file); });
     agreed([&] { file->close(); });
     // Each rank syncs the file itself (H5Fflush's MPI_File_sync would leave the others waiting in

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "decomposition/ParticleSet.hpp"
+#include "io/InSitu.hpp"
 #include "io/ParticleFile.hpp"
 #include "io/XdmfSeries.hpp"
 
@@ -25,12 +26,22 @@ namespace nendo {
 
 class Hdf5File;
 
+// A tetrahedral mesh over the particles of an output file (/mesh, ParticleFile.hpp): this rank's
+// tets as four rows of the file's /particles datasets each (global rows: a rank's particles
+// start at the exclusive scan of the counts), and a value per tet for each field, the same
+// field names on every rank. app/MeshOutput.hpp makes one from a method's mesh.
+struct FileMesh {
+  std::vector<std::int64_t> tets;
+  std::vector<TetField> tet_fields;
+};
+
 // What write_file adds to a plain output file; a checkpoint (io/Checkpoint.hpp) uses all of it.
 struct ParticleFileOptions {
   bool polyvertex = true;  // /xdmf/polyvertex, the connectivity particles.xdmf points to
   bool checksums = false;  // a "checksum" attribute (uint64, io/Checksum.hpp) on each /particles dataset
   bool sync = false;       // flushed to the disk (MPI_File_sync, fsync) before the rename, and the
                            // directory after it
+  const FileMesh* mesh = nullptr;  // /mesh, after the particles; given on every rank or on none
   // Called collectively after the particles are written, before the sync and the close: more
   // groups and attributes (a checkpoint's /meta and its completeness marker).
   std::function<void(const Hdf5File&)> finish;
@@ -46,10 +57,12 @@ class ParticleWriter {
   ParticleWriter(MPI_Comm comm, std::string directory, std::vector<std::string> fields, int first_index = 0);
 
   // Collective. Writes directory/particles_NNNNNN.h5 with NNNNNN = next_index(), adds it to
-  // directory/particles.xdmf and advances next_index(). Throws nendo::Error on every rank, naming
-  // the path, when the directory is missing or not writable, a listed field is missing or differs
-  // between ranks, or HDF5 fails.
-  ParticleFileInfo write(const ParticleSet& particles, double time, std::int64_t step);
+  // directory/particles.xdmf (and a mesh to directory/mesh.xdmf) and advances next_index().
+  // Throws nendo::Error on every rank, naming the path, when the directory is missing or not
+  // writable, a listed field is missing or differs between ranks, a tet corner is not a row of
+  // the file, or HDF5 fails.
+  ParticleFileInfo write(const ParticleSet& particles, double time, std::int64_t step,
+                         const FileMesh* mesh = nullptr);
 
   int next_index() const { return next_index_; }
   const std::string& directory() const { return directory_; }

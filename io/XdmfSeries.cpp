@@ -81,6 +81,53 @@ void data_item(std::ostringstream& out, const std::string& indent, const std::st
       << " Format=\"HDF\">" << escape_xml(file) << ":" << escape_xml(dataset) << "</DataItem>\n";
 }
 
+// A Uniform grid's geometry (/particles/position) and the particle fields as node attributes,
+// from entry's file.
+void nodes(std::ostringstream& out, const ParticleFileInfo& entry) {
+  const std::string file = particle_file_name(entry.index);
+  const std::uint64_t n = entry.count;
+  out << "        <Geometry GeometryType=\"" << (entry.dimension == 2 ? "XY" : "XYZ") << "\">\n";
+  data_item(out, "          ", file, "/particles/position", n, entry.dimension, number_type(FieldType::Real));
+  out << "        </Geometry>\n";
+  for (const ParticleFileField& field : entry.fields) {
+    if (field.name == "position") continue;
+    out << "        <Attribute Name=\"" << escape_xml(field.name) << "\" AttributeType=\""
+        << attribute_type(field.components) << "\" Center=\"Node\">\n";
+    data_item(out, "          ", file, "/particles/" + field.name, n, field.components,
+              number_type(field.type));
+    out << "        </Attribute>\n";
+  }
+}
+
+// The XML of a temporal collection named name around grids.
+std::string temporal_collection(const std::string& name, const std::string& grids) {
+  std::ostringstream out;
+  out << "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n";
+  out << "<Xdmf Version=\"3.0\">\n";
+  out << "  <Domain>\n";
+  out << "    <Grid Name=\"" << name << "\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+  out << grids;
+  out << "    </Grid>\n";
+  out << "  </Domain>\n";
+  out << "</Xdmf>\n";
+  return out.str();
+}
+
+// Writes text to path through a temporary and a rename.
+void replace_file(const std::string& path, const std::string& text) {
+  const std::string name = std::filesystem::path(path).filename().string();
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    if (!out) throw Error(name + ": cannot create " + temporary + ": " + std::strerror(errno));
+    out << text;
+    out.flush();
+    if (!out) throw Error(name + ": writing " + temporary + " failed: " + std::strerror(errno));
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0)
+    throw Error(name + ": renaming " + temporary + " to " + path + " failed: " + std::strerror(errno));
+}
+
 }  // namespace
 
 XdmfSeries::XdmfSeries(std::string directory, std::vector<ParticleFileInfo> previous)
@@ -91,6 +138,10 @@ XdmfSeries::XdmfSeries(std::string directory, std::vector<ParticleFileInfo> prev
 
 std::string XdmfSeries::path() const {
   return (std::filesystem::path(directory_) / "particles.xdmf").string();
+}
+
+std::string XdmfSeries::mesh_path() const {
+  return (std::filesystem::path(directory_) / "mesh.xdmf").string();
 }
 
 void XdmfSeries::add(const ParticleFileInfo& output) {
@@ -104,53 +155,53 @@ void XdmfSeries::add(const ParticleFileInfo& output) {
 }
 
 std::string XdmfSeries::xml() const {
-  std::ostringstream out;
-  out << "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n";
-  out << "<Xdmf Version=\"3.0\">\n";
-  out << "  <Domain>\n";
-  out << "    <Grid Name=\"particles\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+  std::ostringstream grids;
   for (const ParticleFileInfo& entry : entries_) {
     const std::string file = particle_file_name(entry.index);
     const std::uint64_t n = entry.count;
-    out << "      <Grid Name=\"particles_" << file.substr(10, 6) << "\" GridType=\"Uniform\">\n";
-    out << "        <Time Value=\"" << full_precision(entry.time) << "\"/>\n";
-    out << "        <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"" << n
-        << "\" NodesPerElement=\"1\">\n";
-    data_item(out, "          ", file, "/xdmf/polyvertex", n, 1, "NumberType=\"Int\" Precision=\"8\"");
-    out << "        </Topology>\n";
-    out << "        <Geometry GeometryType=\"" << (entry.dimension == 2 ? "XY" : "XYZ") << "\">\n";
-    data_item(out, "          ", file, "/particles/position", n, entry.dimension,
-              number_type(FieldType::Real));
-    out << "        </Geometry>\n";
-    for (const ParticleFileField& field : entry.fields) {
-      if (field.name == "position") continue;
-      out << "        <Attribute Name=\"" << escape_xml(field.name) << "\" AttributeType=\""
-          << attribute_type(field.components) << "\" Center=\"Node\">\n";
-      data_item(out, "          ", file, "/particles/" + field.name, n, field.components,
-                number_type(field.type));
-      out << "        </Attribute>\n";
-    }
-    out << "      </Grid>\n";
+    grids << "      <Grid Name=\"particles_" << file.substr(10, 6) << "\" GridType=\"Uniform\">\n";
+    grids << "        <Time Value=\"" << full_precision(entry.time) << "\"/>\n";
+    grids << "        <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"" << n
+          << "\" NodesPerElement=\"1\">\n";
+    data_item(grids, "          ", file, "/xdmf/polyvertex", n, 1, "NumberType=\"Int\" Precision=\"8\"");
+    grids << "        </Topology>\n";
+    nodes(grids, entry);
+    grids << "      </Grid>\n";
   }
-  out << "    </Grid>\n";
-  out << "  </Domain>\n";
-  out << "</Xdmf>\n";
-  return out.str();
+  return temporal_collection("particles", grids.str());
+}
+
+std::string XdmfSeries::mesh_xml() const {
+  std::ostringstream grids;
+  bool any = false;
+  for (const ParticleFileInfo& entry : entries_) {
+    if (!entry.has_mesh || entry.tets == 0) continue;
+    any = true;
+    const std::string file = particle_file_name(entry.index);
+    const std::uint64_t t = entry.tets;
+    grids << "      <Grid Name=\"mesh_" << file.substr(10, 6) << "\" GridType=\"Uniform\">\n";
+    grids << "        <Time Value=\"" << full_precision(entry.time) << "\"/>\n";
+    grids << "        <Topology TopologyType=\"Tetrahedron\" NumberOfElements=\"" << t
+          << "\" NodesPerElement=\"4\">\n";
+    data_item(grids, "          ", file, "/mesh/tets", t, 4, "NumberType=\"Int\" Precision=\"8\"");
+    grids << "        </Topology>\n";
+    nodes(grids, entry);
+    for (const ParticleFileField& field : entry.tet_fields) {
+      grids << "        <Attribute Name=\"" << escape_xml(field.name) << "\" AttributeType=\""
+            << attribute_type(field.components) << "\" Center=\"Cell\">\n";
+      data_item(grids, "          ", file, "/mesh/fields/" + field.name, t, field.components,
+                number_type(field.type));
+      grids << "        </Attribute>\n";
+    }
+    grids << "      </Grid>\n";
+  }
+  return any ? temporal_collection("mesh", grids.str()) : "";
 }
 
 void XdmfSeries::write() const {
-  const std::string final_path = path();
-  const std::string temporary = final_path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    if (!out) throw Error("particles.xdmf: cannot create " + temporary + ": " + std::strerror(errno));
-    out << xml();
-    out.flush();
-    if (!out) throw Error("particles.xdmf: writing " + temporary + " failed: " + std::strerror(errno));
-  }
-  if (std::rename(temporary.c_str(), final_path.c_str()) != 0)
-    throw Error("particles.xdmf: renaming " + temporary + " to " + final_path +
-                " failed: " + std::strerror(errno));
+  replace_file(path(), xml());
+  const std::string mesh = mesh_xml();
+  if (!mesh.empty()) replace_file(mesh_path(), mesh);
 }
 
 std::vector<ParticleFileInfo> XdmfSeries::scan(const std::string& directory, int before_index) {

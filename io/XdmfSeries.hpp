@@ -1,6 +1,7 @@
 #pragma once
 // DIR/particles.xdmf: an XDMF 3 temporal collection over the particle files, so that ParaView
-// (Xdmf3ReaderS / Xdmf3ReaderT) and VisIt open a whole run as one time series.
+// (Xdmf3ReaderS / Xdmf3ReaderT) and VisIt open a whole run as one time series. Runs of mesh
+// methods also get DIR/mesh.xdmf, the same over the files' tetrahedral meshes (/mesh).
 //
 // The file is rewritten whole at every output from the in-memory list of entries, through a
 // temporary and a rename, so it is always complete, valid XML. Only one process (rank 0) keeps an
@@ -22,6 +23,13 @@
 //    controller has no UInt64 read path (it throws "Unknown XdmfArrayType"), while HDF5 converts
 //    the stored uint64 to int64 on read; ids stay below 2^63.
 //  - Geometry is "XY" in 2D (VTK pads z = 0) and "XYZ" in 3D, from /particles/position.
+//  - The mesh is a series of its own, not a second grid per time step in particles.xdmf: a
+//    spatial collection of both makes the reader's output a vtkMultiBlockDataSet with every
+//    point twice and the particles' vertex cells counted with the tets. Its grids (Topology
+//    Tetrahedron over /mesh/tets, the file's rows of /particles) share the particle files'
+//    geometry and node attributes; the tet fields are Center="Cell" attributes, and a node and
+//    a cell attribute may share a name ("level" of a node and of a tet). Outputs with no tets
+//    are left out of mesh.xdmf.
 #include <string>
 #include <vector>
 
@@ -34,17 +42,19 @@ class XdmfSeries {
   // previous: the outputs already in the series (a restart passes scan(directory, next_index)).
   explicit XdmfSeries(std::string directory, std::vector<ParticleFileInfo> previous = {});
 
-  // Adds one output and rewrites DIR/particles.xdmf. Entries with an index >= output.index are
-  // dropped first: a restarted run rewrites them.
+  // Adds one output and rewrites DIR/particles.xdmf (and DIR/mesh.xdmf). Entries with an index >=
+  // output.index are dropped first: a restarted run rewrites them.
   void add(const ParticleFileInfo& output);
-  // Rewrites DIR/particles.xdmf from entries() (temporary + rename). Throws nendo::Error naming
-  // the path on failure.
+  // Rewrites DIR/particles.xdmf from entries(), and DIR/mesh.xdmf when an entry has tets
+  // (temporary + rename). Throws nendo::Error naming the path on failure.
   void write() const;
 
   const std::vector<ParticleFileInfo>& entries() const { return entries_; }
   std::string path() const;
-  // The XML text of the file.
+  std::string mesh_path() const;
+  // The XML text of particles.xdmf, and of mesh.xdmf ("" when no entry has tets).
   std::string xml() const;
+  std::string mesh_xml() const;
 
   // The complete outputs particles_NNNNNN.h5 in directory with index < before_index, in index
   // order, read from their headers (one process, no MPI). A missing directory is an error;

@@ -9,6 +9,7 @@
 
 #include "app/CatalystOutput.hpp"
 #include "app/Checkpointer.hpp"
+#include "app/MeshOutput.hpp"
 #include "app/OutputView.hpp"
 #include "app/Restart.hpp"
 #include "app/SolverLog.hpp"
@@ -224,7 +225,9 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   bool unscheduled_output = false;
   auto write_output = [&](bool scheduled) {
     const GlobalDiagnostics g = method->diagnostics(space);
-    writer.write(output_view(space, *method, fields), t, step);
+    std::optional<FileMesh> mesh;
+    if (method->has_mesh()) mesh = file_mesh(space, *method);
+    writer.write(output_view(space, *method, fields), t, step, mesh ? &*mesh : nullptr);
     DiagnosticsRow row;
     row.step = step, row.time = t, row.dt = dt, row.particles = g.particles;
     row.kinetic_energy = g.kinetic_energy, row.elastic_energy = g.elastic_energy;

@@ -68,7 +68,10 @@ class Method {
   virtual int derived_field_components(const std::string& /*name*/) const { return 0; }
   // Fills `out` (derived_field_components(name) numbers per local particle) for `name`.
   virtual void derive_field(const Space& /*space*/, const std::string& /*name*/, Real* /*out*/) const {}
-  // Mesh methods (FEM, shape matching): this rank's tetrahedra for Catalyst's "mesh" channel.
+  // Mesh methods (FEM, shape matching): this rank's tetrahedra, for the output files (mesh.xdmf,
+  // app/MeshOutput.hpp) and Catalyst's "mesh" channel. Collective. The vertices are particles:
+  // owned ones and halo copies (space.halo()), each carrying its id; every tet is listed by
+  // exactly one rank. tet_fields, when given, hold a value per listed tet (FEM: "level").
   virtual bool has_mesh() const { return false; }
   virtual TetMeshView mesh_view(const Space& /*space*/) const { return {}; }
   // Implicit methods: what the solver did in the last step (solver.csv, the progress line).

@@ -18,3 +18,7 @@ print("cells", info.GetNumberOfCells())
 for i in range(len(reader.PointData)):
     array = reader.PointData.GetArray(i)
     print("array", array.GetName(), array.GetNumberOfComponents())
+for i in range(len(reader.CellData)):
+    array = reader.CellData.GetArray(i)
+    low, high = array.GetRange(0)
+    print("cellarray", array.GetName(), array.GetNumberOfComponents(), repr(low), repr(high))

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -224,6 +226,108 @@ TEST(ParticleWriter, AFieldMissingOnOneRankThrowsOnEveryRank) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("velocity"), std::string::npos) << e.what();
   }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// The test mesh: rank r's particles start at row first_row(r) of the file. A rank with n >= 4
+// particles lists the n - 3 tets of consecutive rows over them, and every rank r > 0 with particles
+// one tet reaching into rank 0's rows; the tet field "level" is a function of the corners.
+std::uint64_t first_row(int r) {
+  std::uint64_t row = 0;
+  for (int q = 0; q < r; ++q) row += count_on(q);
+  return row;
+}
+std::vector<std::int64_t> tets_on(int r) {
+  const auto o = static_cast<std::int64_t>(first_row(r)), n = static_cast<std::int64_t>(count_on(r));
+  std::vector<std::int64_t> tets;
+  for (std::int64_t i = 0; i + 3 < n; ++i)
+    for (std::int64_t k = 0; k < 4; ++k) tets.push_back(o + i + k);
+  if (r > 0 && n > 0) tets.insert(tets.end(), {0, 1, 2, o});
+  return tets;
+}
+std::int32_t level_of(const std::int64_t* corners) {
+  return static_cast<std::int32_t>((corners[0] + 2 * corners[1] + 3 * corners[3]) % 7);
+}
+FileMesh mesh_on(int r) {
+  FileMesh mesh;
+  mesh.tets = tets_on(r);
+  TetField level{"level", {}};
+  for (std::size_t t = 0; t < mesh.tets.size() / 4; ++t) level.values.push_back(level_of(&mesh.tets[4 * t]));
+  mesh.tet_fields.push_back(level);
+  return mesh;
+}
+
+// The whole of a dataset, read by one process.
+template <class T>
+std::vector<T> read_all(const Hdf5File& file, const std::string& name, hid_t memory_type, std::size_t size) {
+  std::vector<T> values(size);
+  Hdf5Id dataset = file.open_dataset(name);
+  if (size > 0)
+    file.check_status(H5Dread(dataset.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
+                      name);
+  return values;
+}
+
+TEST(ParticleWriter, AMeshIsWrittenAsRowsOfTheParticlesRankAfterRank) {
+  const std::string directory = fresh_directory("mesh");
+  ParticleWriter writer(MPI_COMM_WORLD, directory, {"velocity"});
+  const FileMesh mesh = mesh_on(rank());
+  const ParticleFileInfo first = writer.write(test_particles(3, ids_on(rank())), 0.0, 0, &mesh);
+  writer.write(test_particles(3, ids_on(rank())), 0.1, 1);  // an output without a mesh
+
+  std::vector<std::int64_t> expected;
+  for (int r = 0; r < ranks(); ++r) {
+    const std::vector<std::int64_t> tets = tets_on(r);
+    expected.insert(expected.end(), tets.begin(), tets.end());
+  }
+  const std::size_t tets = expected.size() / 4;
+  EXPECT_TRUE(first.has_mesh);
+  EXPECT_EQ(first.tets, tets);
+  if (rank() == 0) {
+    const ParticleFileInfo info = ParticleReader::describe(directory + "/particles_000000.h5");
+    EXPECT_TRUE(info.has_mesh);
+    EXPECT_EQ(info.tets, tets);
+    ASSERT_EQ(info.tet_fields.size(), 1u);
+    EXPECT_EQ(info.tet_fields[0].name, "level");
+    EXPECT_EQ(info.tet_fields[0].type, FieldType::Int32);
+    EXPECT_FALSE(ParticleReader::describe(directory + "/particles_000001.h5").has_mesh);
+
+    Hdf5File file = Hdf5File::open_read_serial(directory + "/particles_000000.h5");
+    EXPECT_EQ(read_all<std::int64_t>(file, "/mesh/tets", H5T_NATIVE_INT64, 4 * tets), expected);
+    const std::vector<std::int32_t> level =
+        read_all<std::int32_t>(file, "/mesh/fields/level", H5T_NATIVE_INT32, tets);
+    for (std::size_t t = 0; t < tets; ++t) EXPECT_EQ(level[t], level_of(&expected[4 * t])) << "tet " << t;
+    file.close();
+
+    // mesh.xdmf: the output with a mesh only, its tets over the particle file's geometry.
+    const XdmfSeries series(directory, XdmfSeries::scan(directory, 100));
+    const std::string xml = series.mesh_xml();
+    EXPECT_NE(xml.find("<Topology TopologyType=\"Tetrahedron\" NumberOfElements=\"" + std::to_string(tets) +
+                       "\" NodesPerElement=\"4\">"),
+              std::string::npos)
+        << xml;
+    EXPECT_NE(xml.find("particles_000000.h5:/mesh/fields/level"), std::string::npos) << xml;
+    EXPECT_EQ(xml.find("particles_000001.h5"), std::string::npos) << xml;
+    std::ifstream on_disk(directory + "/mesh.xdmf");
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(on_disk), {}), xml);
+  }
+}
+
+TEST(ParticleWriter, ATetCornerOutsideTheFileThrowsOnEveryRank) {
+  const std::string directory = fresh_directory("mesh_outside");
+  FileMesh mesh = mesh_on(rank());
+  if (rank() == ranks() - 1)
+    mesh.tets.insert(mesh.tets.end(), {0, 1, 2, static_cast<std::int64_t>(all_ids().size())});
+  if (rank() == ranks() - 1) mesh.tet_fields[0].values.push_back(0);
+  ParticleWriter writer(MPI_COMM_WORLD, directory, {"velocity"});
+  try {
+    writer.write(test_particles(3, ids_on(rank())), 0.0, 0, &mesh);
+    ADD_FAILURE() << "a tet corner outside the file did not throw";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tet corner " + std::to_string(all_ids().size())), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(directory + "/particles_000000.h5"));
   MPI_Barrier(MPI_COMM_WORLD);
 }
 

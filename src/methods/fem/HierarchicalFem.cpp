@@ -366,7 +366,8 @@ void HierarchicalFem::apply_changes(Space& space, const fem::ActiveSet::StepChan
 // in increasing (tet, corner) order, over the active tets with k as a corner (weight 1) or with a
 // hanging corner that k masters (its weight). The tets involved are the "needed" tets.
 void HierarchicalFem::build_incidence(Space& space) {
-  if (!topology_changed_ && ids_ == incidence_built_for_) return;
+  // The same ids may be split differently into owned and halo (after a re-balance): compare both.
+  if (!topology_changed_ && ids_ == incidence_built_for_ && n_own_ == incidence_built_own_) return;
   const fem::TetHierarchy& h = model_->hierarchy;
   std::vector<std::uint32_t> count(n_own_ + 1, 0);
   struct Entry {
@@ -423,6 +424,7 @@ void HierarchicalFem::build_incidence(Space& space) {
   }
   tet_forces_.resize(12 * needed_.size());
   incidence_built_for_ = ids_;
+  incidence_built_own_ = n_own_;
   topology_changed_ = false;
 }
 
@@ -544,13 +546,16 @@ TetMeshView HierarchicalFem::mesh_view(const Space& space) const {
   const ParticleId* ids = mesh_vertices_.ids();
   for (std::size_t i = 0; i < mesh_vertices_.size(); ++i) local[ids[i]] = static_cast<std::int32_t>(i);
   mesh_tets_.clear();
+  std::vector<std::int32_t>& level = mesh_tet_fields_[0].values;
+  level.clear();
   for (Index t : active_->active_tets()) {
     const fem::Corners& c = model_->hierarchy.corners[t];
     if (local[c[0]] < 0 || static_cast<std::size_t>(local[c[0]]) >= own.size()) continue;
     if (std::any_of(c.begin(), c.end(), [&](Index n) { return local[n] < 0; })) continue;
     for (Index n : c) mesh_tets_.push_back(local[n]);
+    level.push_back(model_->hierarchy.level[t]);
   }
-  return {&mesh_vertices_, &mesh_tets_};
+  return {&mesh_vertices_, &mesh_tets_, &mesh_tet_fields_};
 }
 
 }  // namespace nendo

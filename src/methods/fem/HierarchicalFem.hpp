@@ -97,6 +97,7 @@ class HierarchicalFem final : public Method {
   // the view's ids or the active set changed.
   bool topology_changed_ = true;
   std::vector<ParticleId> incidence_built_for_;
+  std::size_t incidence_built_own_ = 0;
   std::vector<std::uint32_t> incidence_offset_;
   std::vector<std::uint32_t> incidence_corner_;  // 4 × needed tet index + corner
   std::vector<Real> incidence_weight_;
@@ -110,6 +111,7 @@ class HierarchicalFem final : public Method {
 
   mutable ParticleSet mesh_vertices_{3};
   mutable std::vector<std::int64_t> mesh_tets_;
+  mutable std::vector<TetField> mesh_tet_fields_{{"level", {}}};  // the level of each listed tet
 };
 
 }  // namespace nendo

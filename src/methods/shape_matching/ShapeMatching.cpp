@@ -110,7 +110,8 @@ void ShapeMatching::gather_local(Space& space) {
 // that are not here are counted in beyond_ (see check_reach).
 void ShapeMatching::build_rings(const Space& space) {
   beyond_ = 0;
-  if (ids_ == ring_built_for_) return;
+  // The same ids may be split differently into owned and halo (after a re-balance): compare both.
+  if (ids_ == ring_built_for_ && n_own_ == ring_built_own_) return;
   index_.build(ids_.data(), n_);
   const std::int32_t* ring = space.particles().int32("ring");
   const int capacity = settings_.max_ring;
@@ -127,6 +128,7 @@ void ShapeMatching::build_rings(const Space& space) {
     ring_offset_.push_back(static_cast<std::uint32_t>(ring_member_.size()));
   }
   ring_built_for_ = beyond_ == 0 ? ids_ : std::vector<ParticleId>{};
+  ring_built_own_ = n_own_;
 }
 
 // The halo holds every particle within one cell of the owned blocks, so a member is certain to be

@@ -73,6 +73,7 @@ class ShapeMatching final : public Method {
   // Owned regions: members as combined indices (CSR, id order), rebuilt when the order changed.
   std::vector<std::uint32_t> ring_offset_, ring_member_;
   std::vector<ParticleId> ring_built_for_;  // ids_ when the CSR was built
+  std::size_t ring_built_own_ = 0;          // n_own_ then
   IdIndex index_;
   long beyond_ = 0;  // region members missing or beyond the halo's reach in this step
   // Per owned region: R_r (9), or A_pq for the matched rotation; frames (T_r, c_r) of owned and

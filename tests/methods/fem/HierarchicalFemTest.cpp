@@ -91,6 +91,28 @@ TEST(HierarchicalFem, AdaptiveRunIsBitwiseTheSameOnAnyRankCount) {
   EXPECT_EQ(everyone.fem().active_set().active_tets(), alone.fem().active_set().active_tets());
 }
 
+// Nodes that sag out of their blocks below z = 0 migrate to ranks that owned nothing of the beam,
+// and the blocks are re-balanced while it runs.
+TEST(HierarchicalFem, SaggingAcrossBlocksIsBitwiseTheSame) {
+  const std::string scene =
+      "nendo: 1\nmethod: fem\ndimension: 3\ngravity: [0, 0, -9.81]\ntime: {end: 1, dt: 2.0e-4}\n"
+      "grid: {dx: 0.22, block: 3}\nmaterials: {beam: {model: stvk, E: 3.0e5, nu: 0.3, density: 1000}}\n"
+      "bodies: [{shape: box, material: beam, min: [0, 0, 0], max: [0.8, 0.1, 0.1], fixed_min: [-1, -1, -1], "
+      "fixed_max: [0, 1, 1]}]\nfem: {spacing: 0.05, max_level: 2, damping: 2}\n";
+  FemRun everyone(MPI_COMM_WORLD, scene);
+  FemRun alone(MPI_COMM_SELF, scene);
+  for (int step = 0; step < 400; ++step) {
+    everyone.step(), alone.step();
+    everyone.space->maybe_rebalance(step + 1, {100, 1.1});  // as the driver does (balance defaults)
+    alone.space->maybe_rebalance(step + 1, {100, 1.1});
+    if (step % 10 == 9) {
+      SCOPED_TRACE("step " + std::to_string(step));
+      expect_same(everyone.gather(), alone.gather());
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
 // Hanging particles sit on their masters' edge (spec §8 test 4), and every particle is a node the
 // active set uses, each exactly once.
 TEST(HierarchicalFem, ParticlesAreTheActiveNodes) {
