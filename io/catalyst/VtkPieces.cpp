@@ -187,6 +187,17 @@ vtkSmartPointer<vtkUnstructuredGrid> mesh_piece(const TetMeshView& mesh) {
   piece->SetCells(VTK_TETRA, cells(mesh.tets->size() / 4, 4, mesh.tets->data()));
   add_point_fields(*mesh.vertices, piece->GetPointData());
   add_stress_invariants(*mesh.vertices, piece->GetPointData());
+  if (mesh.tet_fields)
+    for (const TetField& field : *mesh.tet_fields) {  // e.g. the fem's "level": colour tets by it
+      if (field.values.size() != mesh.tets->size() / 4)
+        throw Error("Catalyst mesh channel: tet field " + field.name + " needs one value per tet");
+      auto array = vtkSmartPointer<vtkIntArray>::New();
+      array->SetName(field.name.c_str());
+      array->SetNumberOfValues(static_cast<vtkIdType>(field.values.size()));
+      for (std::size_t t = 0; t < field.values.size(); ++t)
+        array->SetValue(static_cast<vtkIdType>(t), field.values[t]);
+      piece->GetCellData()->AddArray(array);
+    }
   return piece;
 }
 

@@ -180,6 +180,27 @@ class MeshOutput(unittest.TestCase):
         self.assertEqual(cells["level"][0], "1")
         self.assertEqual([float(v) for v in cells["level"][1:]], [float(last["level"].min()), float(last["level"].max())])
 
+    def test_catalyst_mesh_channel(self):
+        """jobs/catalyst/mesh.py writes the same tets, coloured by level, from the "mesh" channel."""
+        out = os.path.join(WORK, "catalyst")
+        subprocess.run(["rm", "-rf", out], check=True)
+        scene = os.path.join(WORK, "beam.yaml")
+        r = subprocess.run(["mpirun", "-np", "2", NENDO, "run", scene, "--output", out, "--catalyst",
+                            os.path.join(HERE, "..", "..", "jobs", "catalyst", "mesh.py"), "--set",
+                            "catalyst.every_steps=250"], capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        check = ("from paraview.simple import *\n"
+                 "d = servermanager.Fetch(OpenDataFile('%s'))\n"
+                 "print(d.GetNumberOfCells(), *d.GetCellData().GetArray('level').GetRange())\n"
+                 % os.path.join(out, "extracts", "mesh_000500.pvtu"))
+        r = subprocess.run(["pvpython", "--force-offscreen-rendering", "-c", check], capture_output=True, text=True,
+                           timeout=300, env={"PATH": "/usr/bin:/bin", "HOME": WORK})
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        cells, low, high = r.stdout.split()[-3:]
+        last = read_outputs(out)[-1]
+        self.assertEqual(int(cells), last["tet_count"])
+        self.assertEqual((float(low), float(high)), (float(last["level"].min()), float(last["level"].max())))
+
 
 if __name__ == "__main__":
     os.makedirs(WORK, exist_ok=True)
