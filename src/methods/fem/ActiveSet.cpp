@@ -99,24 +99,22 @@ void check_partition(const TetHierarchy& h, const std::vector<Index>& tets,
 
 }  // namespace
 
-ActiveSet::ActiveSet(const TetHierarchy& h, int min_level)
+ActiveSet::ActiveSet(const TetHierarchy& h, int min_level, Empty)
     : h_(&h),
       min_level_(min_level),
       active_(h.tet_count(), 0),
       corner_uses_(h.node_count(), 0),
       edge_uses_(h.node_count(), 0) {
   check_min_level(h, min_level);
+}
+
+ActiveSet::ActiveSet(const TetHierarchy& h, int min_level) : ActiveSet(h, min_level, Empty{}) {
   // Refining every tet down to min_level activates exactly the tets of min_level.
   for (Index t = h.level_begin[min_level]; t < h.level_begin[min_level + 1]; ++t) activate(t, +1);
 }
 
 ActiveSet::ActiveSet(const TetHierarchy& h, const std::vector<Index>& active, int min_level)
-    : h_(&h),
-      min_level_(min_level),
-      active_(h.tet_count(), 0),
-      corner_uses_(h.node_count(), 0),
-      edge_uses_(h.node_count(), 0) {
-  check_min_level(h, min_level);
+    : ActiveSet(h, min_level, Empty{}) {
   mark_checkpoint_tets(h, active, min_level, active_);
   check_partition(h, active, active_);
   std::fill(active_.begin(), active_.end(), 0);

@@ -61,6 +61,8 @@ class ActiveSet {
   bool balanced() const;
 
  private:
+  struct Empty {};
+  ActiveSet(const TetHierarchy& h, int min_level, Empty);  // no tet active yet
   void activate(Index t, int sign);
   const TetHierarchy* h_;
   int min_level_;
