@@ -71,8 +71,8 @@ class Progress {
         last_time_(start_time) {
     last_wall_ = start_;
   }
-  void report(long step, double t, double dt, std::uint64_t particles, bool force,
-              const SolverStats* solver) {
+  void report(long step, double t, double dt, std::uint64_t particles, bool force, const SolverStats* solver,
+              const std::string& note = "") {
     const double now = MPI_Wtime();
     steps_since_ += 1;
     if (!force && now - last_wall_ < every_) return;
@@ -85,8 +85,8 @@ class Progress {
                              solver->substeps > 1 ? fmt::format(" ({} substeps)", solver->substeps) : "")
                : "";
     if (rank0_)
-      fmt::print("step {:>8}  t {:.6e}  dt {:.3e}  particles {:>10}  {:.3e} particle-steps/s{}  ETA {}\n",
-                 step, t, dt, particles, rate, newton, format_duration(eta));
+      fmt::print("step {:>8}  t {:.6e}  dt {:.3e}  particles {:>10}  {:.3e} particle-steps/s{}{}  ETA {}\n",
+                 step, t, dt, particles, rate, newton, note.empty() ? "" : "  " + note, format_duration(eta));
     std::fflush(stdout);
     last_wall_ = now, last_time_ = t, steps_since_ = 0;
   }
@@ -285,7 +285,8 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
     const bool last = !(t < scene.time.end) || (options.max_steps && step >= *options.max_steps);
     if (solver_log) solver_log->append(step, t, dt, *method->solver_stats());
     // Counted every step: methods may insert and delete particles (slave SPH, emitters).
-    progress.report(step, t, dt, space.global_particles(), last, method->solver_stats());
+    progress.report(step, t, dt, space.global_particles(), last, method->solver_stats(),
+                    method->progress_note());
     catalyst.process(space, *method, step, t, last);
     const bool due = output_due();
     if (due || last) write_output(due || !(t < scene.time.end));

@@ -76,6 +76,9 @@ class Method {
   virtual TetMeshView mesh_view(const Space& /*space*/) const { return {}; }
   // Implicit methods: what the solver did in the last step (solver.csv, the progress line).
   virtual const SolverStats* solver_stats() const { return nullptr; }
+  // What the method adds to rank 0's progress line (fem: refinements and coarsenings so far), ""
+  // for nothing. Not collective: it reports what the last steps accumulated.
+  virtual std::string progress_note() const { return ""; }
 };
 
 // A particle whose state became NaN or inf (or flew out of the addressable domain): the run stops

@@ -1,5 +1,7 @@
 #include "methods/fem/HierarchicalFem.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -130,10 +132,14 @@ void HierarchicalFem::advance(Space& space, Real t, Real dt) {
     check_reach(space.comm(), "masters of hanging nodes");
     place_hanging_nodes();
   });
+  const long changes = refinements_ + coarsenings_;
+  const Real energy_before = adaptive_ ? kinetic_energy(space) : 0;
   if (adaptive_) clock_.time(kSelect, [&] { select_levels(space); });
   clock_.time(kForces, [&] {
     build_incidence(space);
     check_reach(space.comm(), "corners of the tets at owned nodes");
+    // Spec §10 C9: level changes are not energy-exact (new nodes interpolated, masses re-lumped).
+    if (refinements_ + coarsenings_ != changes) level_energy_change_ += kinetic_energy(space) - energy_before;
     if (!implicit_) compute_forces(x_, v_);
   });
   clock_.time(kIntegrate, [&] { implicit_ ? solve_implicit(space, t, dt) : integrate(space, t, dt); });
@@ -520,6 +526,24 @@ void HierarchicalFem::follow_masters(Space& space) {
 }
 
 // ---------------------------------------------------------------------------------------------
+
+// Collective: ½ Σ m |v|² over the regular nodes (hanging ones carry no mass).
+Real HierarchicalFem::kinetic_energy(const Space& space) const {
+  const ParticleSet& own = space.particles();
+  const Real* v = own.real("velocity");
+  const Real* m = own.real("mass");
+  Real e = 0;
+  for (std::size_t p = 0; p < own.size(); ++p)
+    e += 0.5 * m[p] * (v[3 * p] * v[3 * p] + v[3 * p + 1] * v[3 * p + 1] + v[3 * p + 2] * v[3 * p + 2]);
+  MPI_Allreduce(MPI_IN_PLACE, &e, 1, MPI_DOUBLE, MPI_SUM, space.comm());
+  return e;
+}
+
+std::string HierarchicalFem::progress_note() const {
+  if (!adaptive_) return "";
+  return "levels +" + std::to_string(refinements_) + " -" + std::to_string(coarsenings_) + " dKE " +
+         fmt::format("{:.2e}", level_energy_change_) + " J";
+}
 
 GlobalDiagnostics HierarchicalFem::diagnostics(const Space& space) const {
   GlobalDiagnostics d = particle_diagnostics(space);

@@ -48,6 +48,7 @@ class HierarchicalFem final : public Method {
   TetMeshView mesh_view(const Space& space) const override;
 
   const SolverStats* solver_stats() const override { return implicit_ ? &stats_ : nullptr; }
+  std::string progress_note() const override;
 
   const fem::FemModel& model() const { return *model_; }
   const fem::ActiveSet& active_set() const { return *active_; }
@@ -70,6 +71,7 @@ class HierarchicalFem final : public Method {
   void integrate(Space& space, Real t, Real dt);
   void collide(Space& space, Real t, Real dt);
   void follow_masters(Space& space);
+  Real kinetic_energy(const Space& space) const;
   // Corner positions (and velocities) of a tet from the view; false if a corner is not here.
   bool gather_corners(fem::Index t, Real (&x)[4][3]) const;
 
@@ -85,6 +87,7 @@ class HierarchicalFem final : public Method {
   SolverStats stats_;
   StageClock clock_;
   long refinements_ = 0, coarsenings_ = 0;
+  Real level_energy_change_ = 0;  // kinetic energy the level changes added (spec §10 C9), summed
 
   // The view: owned particles [0, n_own_), then the halo; slot_[node] is its index or −1.
   std::size_t n_own_ = 0, n_ = 0;

@@ -89,6 +89,12 @@ TEST(HierarchicalFem, AdaptiveRunIsBitwiseTheSameOnAnyRankCount) {
   EXPECT_GT(everyone.fem().refinements(), 0);
   EXPECT_GT(everyone.fem().coarsenings(), 0);
   EXPECT_EQ(everyone.fem().active_set().active_tets(), alone.fem().active_set().active_tets());
+  // The progress line reports the level changes and what they did to the kinetic energy (§10 C9).
+  EXPECT_EQ(
+      everyone.fem().progress_note().rfind("levels +" + std::to_string(everyone.fem().refinements()) + " -" +
+                                               std::to_string(everyone.fem().coarsenings()) + " dKE ",
+                                           0),
+      0u);
 }
 
 // Nodes that sag out of their blocks below z = 0 migrate to ranks that owned nothing of the beam,
