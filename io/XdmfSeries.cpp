@@ -128,6 +128,18 @@ void replace_file(const std::string& path, const std::string& text) {
     throw Error(name + ": renaming " + temporary + " to " + path + " failed: " + std::strerror(errno));
 }
 
+// A time step's Grid up to its Topology: `elements` cells of `per_element` nodes listed in dataset.
+void grid_head(std::ostringstream& grids, const char* prefix, const ParticleFileInfo& entry,
+               const char* topology, const std::string& dataset, std::uint64_t elements, int per_element) {
+  const std::string file = particle_file_name(entry.index);
+  grids << "      <Grid Name=\"" << prefix << file.substr(10, 6) << "\" GridType=\"Uniform\">\n";
+  grids << "        <Time Value=\"" << full_precision(entry.time) << "\"/>\n";
+  grids << "        <Topology TopologyType=\"" << topology << "\" NumberOfElements=\"" << elements
+        << "\" NodesPerElement=\"" << per_element << "\">\n";
+  data_item(grids, "          ", file, dataset, elements, per_element, "NumberType=\"Int\" Precision=\"8\"");
+  grids << "        </Topology>\n";
+}
+
 }  // namespace
 
 XdmfSeries::XdmfSeries(std::string directory, std::vector<ParticleFileInfo> previous)
@@ -157,14 +169,7 @@ void XdmfSeries::add(const ParticleFileInfo& output) {
 std::string XdmfSeries::xml() const {
   std::ostringstream grids;
   for (const ParticleFileInfo& entry : entries_) {
-    const std::string file = particle_file_name(entry.index);
-    const std::uint64_t n = entry.count;
-    grids << "      <Grid Name=\"particles_" << file.substr(10, 6) << "\" GridType=\"Uniform\">\n";
-    grids << "        <Time Value=\"" << full_precision(entry.time) << "\"/>\n";
-    grids << "        <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"" << n
-          << "\" NodesPerElement=\"1\">\n";
-    data_item(grids, "          ", file, "/xdmf/polyvertex", n, 1, "NumberType=\"Int\" Precision=\"8\"");
-    grids << "        </Topology>\n";
+    grid_head(grids, "particles_", entry, "Polyvertex", "/xdmf/polyvertex", entry.count, 1);
     nodes(grids, entry);
     grids << "      </Grid>\n";
   }
@@ -179,12 +184,7 @@ std::string XdmfSeries::mesh_xml() const {
     any = true;
     const std::string file = particle_file_name(entry.index);
     const std::uint64_t t = entry.tets;
-    grids << "      <Grid Name=\"mesh_" << file.substr(10, 6) << "\" GridType=\"Uniform\">\n";
-    grids << "        <Time Value=\"" << full_precision(entry.time) << "\"/>\n";
-    grids << "        <Topology TopologyType=\"Tetrahedron\" NumberOfElements=\"" << t
-          << "\" NodesPerElement=\"4\">\n";
-    data_item(grids, "          ", file, "/mesh/tets", t, 4, "NumberType=\"Int\" Precision=\"8\"");
-    grids << "        </Topology>\n";
+    grid_head(grids, "mesh_", entry, "Tetrahedron", "/mesh/tets", t, 4);
     nodes(grids, entry);
     for (const ParticleFileField& field : entry.tet_fields) {
       grids << "        <Attribute Name=\"" << escape_xml(field.name) << "\" AttributeType=\""

@@ -43,14 +43,7 @@ void FemBackwardEuler::spread(const Real* unknowns, std::vector<Real>& out) {
   for (PetscInt l = 0; l < dofs_.owned_nodes(); ++l)
     std::copy_n(unknowns + 3 * l, 3, &out[3 * dofs_.node(l)]);
   space_.halo().update_values(out.data(), 3, out.data() + 3 * n_own);
-  for (std::size_t k = 0; k < fem_.hanging_.size(); ++k) {
-    const auto s = static_cast<std::size_t>(fem_.slot_[fem_.hanging_[k]]);
-    const Master& a = fem_.hanging_masters_[2 * k];
-    const Master& b = fem_.hanging_masters_[2 * k + 1];
-    const auto sa = static_cast<std::size_t>(fem_.slot_[a.node]),
-               sb = static_cast<std::size_t>(fem_.slot_[b.node]);
-    for (int c = 0; c < 3; ++c) out[3 * s + c] = a.weight * out[3 * sa + c] + b.weight * out[3 * sb + c];
-  }
+  fem_.interpolate_hanging(out);
 }
 
 void FemBackwardEuler::corner_values(std::size_t i, const std::vector<Real>& view, Real (&out)[4][3]) const {

@@ -73,16 +73,6 @@ Real min_altitude(const RestShape& rest) {
 
 }  // namespace
 
-Real longest_edge(const TetHierarchy& h, int level) {
-  Real longest = 0;
-  for (Index t = h.level_begin[level]; t < h.level_begin[level + 1]; ++t)
-    for (const auto& e : kEdges) {
-      const Real *p = h.rest_position(h.corners[t][e[0]]), *q = h.rest_position(h.corners[t][e[1]]);
-      longest = std::max(longest, std::hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]));
-    }
-  return longest;
-}
-
 FemModel build_fem_model(MPI_Comm comm, const Scene& scene) {
   FemModel model;
   std::vector<std::int32_t> root_body;

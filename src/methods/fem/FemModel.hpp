@@ -26,7 +26,4 @@ struct FemModel {
 // Collective. Meshing errors on rank 0 (Gmsh) stop every rank.
 FemModel build_fem_model(MPI_Comm comm, const Scene& scene);
 
-// The longest rest edge of the tets of one level (the halo reach needs grid.dx ≥ 2.5× level 0's).
-Real longest_edge(const TetHierarchy& h, int level);
-
 }  // namespace nendo::fem

@@ -132,14 +132,13 @@ void HierarchicalFem::advance(Space& space, Real t, Real dt) {
     check_reach(space.comm(), "masters of hanging nodes");
     place_hanging_nodes();
   });
-  const long changes = refinements_ + coarsenings_;
-  const Real energy_before = adaptive_ ? kinetic_energy(space) : 0;
-  if (adaptive_) clock_.time(kSelect, [&] { select_levels(space); });
+  bool selected = false;  // marks were applied: measure what they did to the kinetic energy
+  if (adaptive_) clock_.time(kSelect, [&] { selected = select_levels(space); });
   clock_.time(kForces, [&] {
     build_incidence(space);
     check_reach(space.comm(), "corners of the tets at owned nodes");
     // Spec §10 C9: level changes are not energy-exact (new nodes interpolated, masses re-lumped).
-    if (refinements_ + coarsenings_ != changes) level_energy_change_ += kinetic_energy(space) - energy_before;
+    if (selected) level_energy_change_ += kinetic_energy(space);
     if (!implicit_) compute_forces(x_, v_);
   });
   clock_.time(kIntegrate, [&] { implicit_ ? solve_implicit(space, t, dt) : integrate(space, t, dt); });
@@ -200,18 +199,19 @@ void HierarchicalFem::check_reach(MPI_Comm comm, const char* what) {
 // Spec §6.2 step 2: x_n, v_n of every hanging node in the view from its masters (owned hanging
 // particles too, so output and checkpoints hold them on their edges).
 void HierarchicalFem::place_hanging_nodes() {
-  Real* const x = x_.data();
-  Real* const v = v_.data();
+  interpolate_hanging(x_);
+  interpolate_hanging(v_);
+}
+
+// values (3 per view entry) of each hanging node from its two masters'.
+void HierarchicalFem::interpolate_hanging(std::vector<Real>& values) const {
   for (std::size_t k = 0; k < hanging_.size(); ++k) {
-    const std::size_t s = static_cast<std::size_t>(slot_[hanging_[k]]);
+    const auto s = static_cast<std::size_t>(slot_[hanging_[k]]);
     const fem::Master& a = hanging_masters_[2 * k];
     const fem::Master& b = hanging_masters_[2 * k + 1];
-    const std::size_t sa = static_cast<std::size_t>(slot_[a.node]),
-                      sb = static_cast<std::size_t>(slot_[b.node]);
-    for (int c = 0; c < 3; ++c) {
-      x[3 * s + c] = a.weight * x[3 * sa + c] + b.weight * x[3 * sb + c];
-      v[3 * s + c] = a.weight * v[3 * sa + c] + b.weight * v[3 * sb + c];
-    }
+    const auto sa = static_cast<std::size_t>(slot_[a.node]), sb = static_cast<std::size_t>(slot_[b.node]);
+    for (int c = 0; c < 3; ++c)
+      values[3 * s + c] = a.weight * values[3 * sa + c] + b.weight * values[3 * sb + c];
   }
 }
 
@@ -261,26 +261,27 @@ void HierarchicalFem::mark(std::vector<Index>& refine, std::vector<Index>& coars
   }
 }
 
-void HierarchicalFem::select_levels(Space& space) {
+// Returns whether marks were applied (the same answer on every rank).
+bool HierarchicalFem::select_levels(Space& space) {
   std::vector<Index> refine, coarsen;
   mark(refine, coarsen);
   check_reach(space.comm(), "tets tested for refinement or coarsening");
   refine = all_gathered(space.comm(), refine);
   coarsen = all_gathered(space.comm(), coarsen);
-  if (refine.empty() && coarsen.empty()) return;
-  const std::vector<NodeStatus> before = status_;
+  if (refine.empty() && coarsen.empty()) return false;
+  level_energy_change_ -= kinetic_energy(space);  // before; the forces stage adds the after
   const fem::ActiveSet::StepChanges changes = active_->apply(refine, coarsen);
   refinements_ += static_cast<long>(changes.refined.size());
   coarsenings_ += static_cast<long>(changes.coarsened.size());
-  apply_changes(space, changes, before);
+  apply_changes(space, changes);
+  return true;
 }
 
 // The particles follow the active set: nodes that became used are made at their parent edge's
 // midpoint (spec §6.3 refine 3) by the rank owning the edge's first node (or making it, for a node
 // made in this step), nodes no longer used are removed, the others change status. Then the
 // particles migrate to their blocks and the view is gathered again.
-void HierarchicalFem::apply_changes(Space& space, const fem::ActiveSet::StepChanges& changes,
-                                    const std::vector<NodeStatus>& /*before*/) {
+void HierarchicalFem::apply_changes(Space& space, const fem::ActiveSet::StepChanges& changes) {
   const fem::TetHierarchy& h = model_->hierarchy;
   std::vector<Index> touched;
   const auto touch_tet = [&](Index t) {

@@ -59,11 +59,11 @@ class HierarchicalFem final : public Method {
   void build_model(MPI_Comm comm);
   void gather_view(Space& space);
   void place_hanging_nodes();
-  void select_levels(Space& space);
+  void interpolate_hanging(std::vector<Real>& values) const;
+  bool select_levels(Space& space);
   void mark(std::vector<fem::Index>& refine, std::vector<fem::Index>& coarsen);
   void check_reach(MPI_Comm comm, const char* what);
-  void apply_changes(Space& space, const fem::ActiveSet::StepChanges& changes,
-                     const std::vector<fem::NodeStatus>& before);
+  void apply_changes(Space& space, const fem::ActiveSet::StepChanges& changes);
   void build_incidence(Space& space);
   // Element forces at the view positions x (and velocities v, for viscosity) into force_.
   void compute_forces(const std::vector<Real>& x, const std::vector<Real>& v);
