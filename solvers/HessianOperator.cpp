@@ -43,9 +43,10 @@ class ShellHessian final : public HessianOperator {
     petsc_call(MatSetBlockSize(mat_, dofs.block_size()), "MatSetBlockSize");
     petsc_call(MatSetOption(mat_, MAT_SYMMETRIC, PETSC_TRUE), "MatSetOption(SYMMETRIC)");
   }
-  // The product reads the problem's caches: only the object state must change (an assembly does
-  // that), so that the preconditioner recomputes the diagonal.
-  void update(NewtonProblem& /*problem*/) override {
+  // The product reads the problem's caches (the problem may be a new object of the same layout);
+  // the object state must change (an assembly does that) so that the PC recomputes the diagonal.
+  void update(NewtonProblem& problem) override {
+    petsc_call(MatShellSetContext(mat_, &problem), "MatShellSetContext");
     petsc_call(MatAssemblyBegin(mat_, MAT_FINAL_ASSEMBLY), "MatAssemblyBegin");
     petsc_call(MatAssemblyEnd(mat_, MAT_FINAL_ASSEMBLY), "MatAssemblyEnd");
   }

@@ -8,6 +8,8 @@
 // collective.
 #include <petscmat.h>
 
+#include <cstdint>
+
 #include "core/Types.hpp"
 #include "solvers/DofMap.hpp"
 
@@ -44,6 +46,10 @@ class NewtonProblem {
   // machine epsilon times the magnitudes of the terms it sums): below it the line search cannot
   // tell a decrease of the energy from noise and judges a step by the gradient instead.
   virtual Real energy_noise() const { return 0; }
+  // Names the unknowns and the Hessian's sparsity pattern: when every rank reports the same
+  // non-zero value as at the solver's last solve, the solver keeps its matrix, preallocation and
+  // preconditioner structure (GAMG's interpolation), refreshing only the values. 0: a new layout.
+  virtual std::uint64_t layout() const { return 0; }
   // Owned node positions (block_size numbers per node), for the rigid-body near null space that
   // algebraic multigrid uses; false if the problem has none.
   virtual bool coordinates(Real* /*xyz*/) { return false; }

@@ -11,10 +11,12 @@
 // The KSP (and its PC) is configured from the PETSc options database, so -ksp_type, -pc_type,
 // -ksp_rtol, -ksp_monitor, ... on the command line, in .petscrc or in a scene's
 // implicit.petsc_options all apply. nendo's defaults, which options override: CG with relative
-// tolerance 1e-4, preconditioned by Jacobi (matrix-free) or GAMG (assembled).
+// tolerance 1e-4, preconditioned by Jacobi (matrix-free) or GAMG (assembled: unsmoothed
+// aggregation, interpolation reused while the problem's layout() stays the same).
 #include <mpi.h>
 #include <petscksp.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -78,6 +80,7 @@ class NewtonSolver {
   MPI_Comm comm_;
   NewtonSettings settings_;
   KSP ksp_ = nullptr;
+  std::uint64_t layout_ = 0;  // the problem layout the KSP and operator are set up for
   std::unique_ptr<HessianOperator> operator_;
   std::vector<Real> gradient_, direction_, trial_, diagonal_;
 };

@@ -30,6 +30,7 @@ class FemBackwardEuler final : public NewtonProblem {
   bool coordinates(Real* xyz) override;
   Real residual_floor() const override { return floor_; }
   Real energy_noise() const override { return energy_noise_; }
+  std::uint64_t layout() const override { return fem_.layout_; }
 
   // The unknowns' start (vⁿ of the free regular nodes) and, after a solve, the step's end state.
   void initial_guess(Real* v) const;

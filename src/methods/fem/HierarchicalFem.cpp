@@ -433,6 +433,7 @@ void HierarchicalFem::build_incidence(Space& space) {
   incidence_built_for_ = ids_;
   incidence_built_own_ = n_own_;
   topology_changed_ = false;
+  ++layout_;
 }
 
 void HierarchicalFem::compute_forces(const std::vector<Real>& x_view, const std::vector<Real>& v_view) {

@@ -101,6 +101,7 @@ class HierarchicalFem final : public Method {
   bool topology_changed_ = true;
   std::vector<ParticleId> incidence_built_for_;
   std::size_t incidence_built_own_ = 0;
+  std::uint64_t layout_ = 0;  // counts incidence rebuilds: the implicit system's layout
   std::vector<std::uint32_t> incidence_offset_;
   std::vector<std::uint32_t> incidence_corner_;  // 4 × needed tet index + corner
   std::vector<Real> incidence_weight_;
