@@ -60,7 +60,18 @@ Mat12 FemBackwardEuler::tangent(std::size_t i) const {
                          fem_.scene_.implicit.project_spd);
 }
 
+// The tangents of every needed tet at the linearisation point, computed once for the many
+// products of a matrix-free solve (an element Hessian costs ~100 products with it).
+const std::vector<Mat12>& FemBackwardEuler::tangents() {
+  if (tangents_current_) return tangents_;
+  tangents_.resize(fem_.needed_.size());
+  for (std::size_t i = 0; i < tangents_.size(); ++i) tangents_[i] = tangent(i);
+  tangents_current_ = true;
+  return tangents_;
+}
+
 void FemBackwardEuler::linearize(const Real* v, Real* gradient) {
+  tangents_current_ = false;
   spread(v, v_);
   x_.resize(v_.size());
   for (std::size_t j = 0; j < v_.size(); ++j) x_[j] = fem_.x_[j] + dt_ * v_[j];
@@ -123,12 +134,14 @@ Real FemBackwardEuler::energy_change(const Real* d) {
 
 void FemBackwardEuler::apply(const Real* x, Real* y) {
   spread(x, scratch_);
-  std::vector<Real> product(12 * fem_.needed_.size());
+  const std::vector<Mat12>& K = tangents();
+  std::vector<Real>& product = product_;
+  product.resize(12 * fem_.needed_.size());
   Real corners[4][3];
   for (std::size_t i = 0; i < fem_.needed_.size(); ++i) {
     corner_values(i, scratch_, corners);
     Eigen::Map<Eigen::Matrix<Real, 12, 1>> out(&product[12 * i]);
-    out.noalias() = tangent(i) * Eigen::Map<const Eigen::Matrix<Real, 12, 1>>(&corners[0][0]);
+    out.noalias() = K[i] * Eigen::Map<const Eigen::Matrix<Real, 12, 1>>(&corners[0][0]);
   }
   const Real* mass = space_.particles().real("mass");
   for (PetscInt l = 0; l < dofs_.owned_nodes(); ++l) {
@@ -151,7 +164,7 @@ void FemBackwardEuler::diagonal(Real* d) {
       const std::uint32_t tet = fem_.incidence_corner_[e] / 4;
       std::uint32_t stop = e;
       while (stop < end && fem_.incidence_corner_[stop] / 4 == tet) ++stop;
-      const Mat12 K = tangent(tet);
+      const Mat12& K = tangents()[tet];
       for (std::uint32_t p = e; p < stop; ++p)
         for (std::uint32_t q = e; q < stop; ++q) {
           const int a = static_cast<int>(fem_.incidence_corner_[p] % 4),

@@ -42,7 +42,8 @@ class FemBackwardEuler final : public NewtonProblem {
   void spread(const Real* unknowns, std::vector<Real>& out);
   // P_T x for needed tet i (12 numbers) from view values.
   void corner_values(std::size_t i, const std::vector<Real>& view, Real (&out)[4][3]) const;
-  Mat12 tangent(std::size_t i) const;  // Δt² K_T at the linearisation point
+  Mat12 tangent(std::size_t i) const;    // Δt² K_T at the linearisation point
+  const std::vector<Mat12>& tangents();  // of every needed tet, cached per linearisation
 
   HierarchicalFem& fem_;
   Space& space_;
@@ -51,6 +52,9 @@ class FemBackwardEuler final : public NewtonProblem {
   std::vector<std::int64_t> global_;   // per view entry: global block index, or −1
   std::vector<Real> v_, x_, scratch_;  // per view entry (3 each): the linearisation point
   std::vector<Real> target_;           // m ṽ per unknown node (3 each)
+  std::vector<Real> product_;          // 12 per needed tet: K_T P_T x in apply()
+  std::vector<Mat12> tangents_;        // see tangents(); not used by the assembly (memory)
+  bool tangents_current_ = false;
   Real floor_ = 0, energy_noise_ = 0;  // at the linearisation point
   Real h_min_ = 0;                     // the smallest finest-level altitude (scaled residual)
 };
