@@ -1,6 +1,7 @@
 #include "decomposition/Space.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/Mpi.hpp"
 
@@ -47,14 +48,17 @@ void Space::migrate() {
 }
 
 void Space::rebalance() {
-  partition_ = balanced_partition(comm_, blocks_, geometry_);
+  partition_ = Partition::balanced(comm_, blocks_.keys, block_weights(blocks_, geometry_));
   migrate();
 }
 
-bool Space::maybe_rebalance(long step, const LoadBalancePolicy& policy) {
+bool Space::maybe_rebalance(long step, const LoadBalancePolicy& policy, double work_seconds) {
   if (policy.every_steps <= 0 || step % policy.every_steps != 0) return false;
-  if (load_imbalance(comm_, block_weights(blocks_, geometry_)) <= policy.threshold) return false;
-  rebalance();
+  std::vector<std::uint64_t> weights = block_weights(blocks_, geometry_);
+  if (policy.by_time) weights = timed_weights(std::move(weights), work_seconds);
+  if (load_imbalance(comm_, weights) <= policy.threshold) return false;
+  partition_ = Partition::balanced(comm_, blocks_.keys, weights);
+  migrate();
   return true;
 }
 

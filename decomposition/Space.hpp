@@ -33,10 +33,12 @@ class Space {
   void distribute(const Partition& partition);
   // After particles moved: send each to its block's owner and re-sort. Collective.
   void migrate();
-  // New partition from the block weights, then migrate. Collective.
+  // New partition from the counted block weights, then migrate. Collective.
   void rebalance();
-  // Rebalances if the policy says so at this step; returns whether it did. Collective.
-  bool maybe_rebalance(long step, const LoadBalancePolicy& policy);
+  // Rebalances if the policy says so at this step; returns whether it did. work_seconds: this
+  // rank's work since the last check (the step time outside MPI calls), for policy.by_time.
+  // Collective.
+  bool maybe_rebalance(long step, const LoadBalancePolicy& policy, double work_seconds = 0);
 
   // The grid ghost exchange for the current particle blocks, rebuilt only after they changed.
   GhostExchange& ghost();

@@ -17,6 +17,7 @@
 #include "bodies/BodySeeder.hpp"
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
+#include "core/MpiTime.hpp"
 #include "io/DiagnosticsCsv.hpp"
 #include "io/ParticleWriter.hpp"
 #include "methods/Method.hpp"
@@ -138,6 +139,25 @@ void print_stage_profile(MPI_Comm comm, const Method& method, double wall) {
   if (mpi::rank(comm) == 0) fmt::print("{}\n", line);
 }
 
+// The share of the steps spent in MPI calls (communication and the wait for slower ranks) and
+// the imbalance of the rest, each rank's own work: what load balancing and overlap act on.
+void print_mpi_profile(MPI_Comm comm, double step_seconds, double mpi_seconds) {
+  const double share = step_seconds > 0 ? mpi_seconds / step_seconds : 0, work = step_seconds - mpi_seconds;
+  double shares[3] = {share, -share, share}, works[2] = {work, work};
+  MPI_Allreduce(MPI_IN_PLACE, shares, 2, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(MPI_IN_PLACE, shares + 2, 1, MPI_DOUBLE, MPI_SUM, comm);
+  MPI_Allreduce(MPI_IN_PLACE, works, 1, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(MPI_IN_PLACE, works + 1, 1, MPI_DOUBLE, MPI_SUM, comm);
+  const int ranks = mpi::size(comm);
+  const double mean_work = works[1] / ranks;
+  if (mpi::rank(comm) == 0)
+    fmt::print(
+        "nendo: MPI calls took {:.1f}% of the step time (mean over ranks; min {:.1f}%, max {:.1f}%); "
+        "work per rank max/mean {:.3f}\n",
+        100 * shares[2] / ranks, -100 * shares[1], 100 * shares[0],
+        mean_work > 0 ? works[0] / mean_work : 1.0);
+}
+
 // Everything but the particles that the next step needs, for a checkpoint.
 CheckpointMeta checkpoint_meta(const Scene& scene, const Space& space, const Method& method,
                                long scheduled_through, long step, Real t, Real dt, bool finished,
@@ -201,7 +221,7 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   ParticleSet particles = resumed ? std::move(resumed->particles) : make_particles(*method, scene.dimension);
   std::unique_ptr<Space> space_owner = make_space(comm, scene, *method, resumed, std::move(particles));
   Space& space = *space_owner;
-  const LoadBalancePolicy balance{scene.balance.every_steps, scene.balance.threshold};
+  const LoadBalancePolicy balance{scene.balance.every_steps, scene.balance.threshold, scene.balance.by_time};
   checkpoints.prepare(resumed ? resumed->checkpoint.meta.step : -1);
   make_output_directory(comm, dir);
 
@@ -264,12 +284,17 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
     write_output(true);
     catalyst.process(space, *method, step, t);
   }
+  double step_seconds = 0, step_mpi_seconds = 0;  // in method->advance(), this rank
+  double work_since_check = 0;                    // the same outside MPI calls, for the balancer
   while (t < scene.time.end && (!options.max_steps || step < *options.max_steps)) {
     const double step_start = MPI_Wtime();
+    const mpi_time::Stopwatch mpi_in_step;
     const Real before = t;
     dt = next_dt(scene, *method, space, t);
     try {
       method->advance(space, t, dt);
+      const double seconds = MPI_Wtime() - step_start, in_mpi = mpi_in_step.seconds();
+      step_seconds += seconds, step_mpi_seconds += in_mpi, work_since_check += seconds - in_mpi;
     } catch (const ParticleStateError& e) {  // thrown on every rank alike
       write_failure_state(comm, dir, space, *method, fields, t, step, e);
       throw;
@@ -281,7 +306,8 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
       throw;
     }
     t = std::min(t + dt, scene.time.end), ++step;
-    space.maybe_rebalance(step, balance);
+    space.maybe_rebalance(step, balance, work_since_check);
+    if (balance.every_steps > 0 && step % balance.every_steps == 0) work_since_check = 0;
     const bool last = !(t < scene.time.end) || (options.max_steps && step >= *options.max_steps);
     if (solver_log) solver_log->append(step, t, dt, *method->solver_stats());
     // Counted every step: methods may insert and delete particles (slave SPH, emitters).
@@ -305,6 +331,7 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   summary.wall_seconds = progress.elapsed();
   summary.catalyst_executions = catalyst.executions(), summary.catalyst_seconds = catalyst.seconds();
   print_stage_profile(comm, *method, summary.wall_seconds);
+  print_mpi_profile(comm, step_seconds, step_mpi_seconds);
   return summary;
 }
 

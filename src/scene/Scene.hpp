@@ -103,8 +103,9 @@ struct CheckpointSettings {
 };
 
 struct BalanceSettings {
-  int every_steps = 0;  // 0: never re-balance
-  Real threshold = 0;   // max/mean load that triggers it
+  int every_steps = 0;   // 0: never re-balance
+  Real threshold = 0;    // max/mean load that triggers it
+  bool by_time = false;  // weights: time (measured) instead of count
 };
 
 struct CatalystSettings {

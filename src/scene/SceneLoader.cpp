@@ -394,6 +394,7 @@ class SceneReader {
     BalanceSettings settings;
     settings.every_steps = balance.integer("every_steps");
     settings.threshold = balance.real("threshold");
+    settings.by_time = balance.text("weights") == "time";
     return settings;
   }
 
@@ -475,7 +476,8 @@ class SceneReader {
     if (root_["time"] && root_["time"]["integrator"] && root_["time"]["integrator"].Scalar() == "implicit")
       for (const char* key : {"bulk_viscosity", "shear_viscosity"})
         if (fem.real(key) > 0)
-          fem.fail(key, "is explicit only: the backward Euler potential has no viscous term (use fem.damping)");
+          fem.fail(key,
+                   "is explicit only: the backward Euler potential has no viscous term (use fem.damping)");
     return settings;
   }
 

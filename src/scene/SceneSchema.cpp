@@ -93,6 +93,10 @@ std::vector<KeySchema> balance_keys() {
       KeySchema::real("threshold", "re-balance when the max/mean load over ranks exceeds this")
           .defaults_to("1.1")
           .at_least(1),
+      KeySchema::choice("weights", {"count", "time"},
+                        "the load: count (particles and grid nodes per block) or time (each rank's measured "
+                        "work since the last check, outside MPI calls, shared among its blocks by count)")
+          .defaults_to("count"),
   };
 }
 
