@@ -36,14 +36,16 @@ BlockKey encode_block_key(const BlockCoord& coord) {
       throw Error("block coordinate " + std::to_string(coord[a]) + " on axis " + std::to_string(a) +
                   " is outside the addressable domain (±2^20 blocks); material has flown away or dx is "
                   "too small for the scene's extent");
-    key |= spread_bits(static_cast<std::uint64_t>(coord[a] - kBlockCoordMin)) << a;
+    key |= spread_bits(static_cast<std::uint64_t>(coord[a] - kBlockCoordMin) + kBlockKeyShift) << a;
   }
   return key;
 }
 
 BlockCoord decode_block_key(BlockKey key) {
   BlockCoord c{};
-  for (int a = 0; a < 3; ++a) c[a] = static_cast<std::int32_t>(compact_bits(key >> a)) + kBlockCoordMin;
+  constexpr std::uint64_t kMask = (std::uint64_t{1} << kBlockCoordBits) - 1;
+  for (int a = 0; a < 3; ++a)
+    c[a] = static_cast<std::int32_t>((compact_bits(key >> a) - kBlockKeyShift) & kMask) + kBlockCoordMin;
   return c;
 }
 

@@ -26,18 +26,6 @@ void copy_box(const Real* src, Strides s, const int* src_begin, Real* dst, Strid
     }
 }
 
-Bytes to_bytes(const std::vector<Real>& v) {
-  Bytes b(v.size() * sizeof(Real));
-  if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-
-std::vector<Real> to_reals(const Bytes& b) {
-  std::vector<Real> v(b.size() / sizeof(Real));
-  if (!v.empty()) std::memcpy(v.data(), b.data(), b.size());
-  return v;
-}
-
 constexpr int kZero[3] = {0, 0, 0};
 
 }  // namespace
@@ -144,6 +132,29 @@ void GhostExchange::build(const ParticleBlocks& sources, const Partition& partit
       peers_[l.link.peer].receives.push_back({g, l.link.slice});
   }
   // Receives were appended in message order, which is the order of their node offsets.
+  order_blocks();
+}
+
+void GhostExchange::order_blocks() {
+  const std::size_t S = source_keys_.size(), G = grid_keys_.size();
+  const int K = neighbours_;
+  std::vector<char> boundary(S, 0);
+  for (std::size_t s = 0; s < S * K; ++s)
+    if (window_remote_[s].first >= 0) boundary[s / K] = 1;
+  source_order_.clear();
+  for (char want : {1, 0})
+    for (std::size_t s = 0; s < S; ++s)
+      if (boundary[s] == want) source_order_.push_back(s);
+  boundary_sources_ = static_cast<std::size_t>(std::count(boundary.begin(), boundary.end(), 1));
+
+  boundary.assign(G, 0);
+  for (const Peer& peer : peers_)
+    for (auto [g, o] : peer.receives) boundary[g] = 1;
+  grid_order_.clear();
+  for (char want : {1, 0})
+    for (std::size_t g = 0; g < G; ++g)
+      if (boundary[g] == want) grid_order_.push_back(g);
+  boundary_grid_blocks_ = static_cast<std::size_t>(std::count(boundary.begin(), boundary.end(), 1));
 }
 
 GhostExchange::Layout GhostExchange::window_layout(int c) const {
@@ -157,37 +168,60 @@ GhostExchange::Layout GhostExchange::block_layout(int c) const {
   return {nodes_per_block() * static_cast<std::size_t>(c), {bx, bx * by}};
 }
 
-std::vector<std::vector<Real>> GhostExchange::swap_slices(bool to_owners, const std::vector<Real>& data,
-                                                          int c) const {
+void GhostExchange::start(bool to_owners, const std::vector<Real>& data, int c) const {
+  if (!in_flight_.requests.empty()) throw Error("ghost exchange: an exchange is already in flight");
   const Layout layout = to_owners ? window_layout(c) : block_layout(c);
-  std::map<int, Bytes> outgoing;
-  std::vector<int> sources;
-  for (const Peer& peer : peers_) {
+  const std::size_t P = peers_.size();
+  in_flight_.outgoing.resize(P), in_flight_.incoming.resize(P);
+  in_flight_.to_owners = to_owners, in_flight_.components = c;
+  std::vector<SparseExchange::Buffer> sends, receives;
+  for (std::size_t p = 0; p < P; ++p) {
+    const Peer& peer = peers_[p];
     const auto& items = to_owners ? peer.sends : peer.receives;
-    if (!(to_owners ? peer.receives : peer.sends).empty()) sources.push_back(peer.rank);
-    if (items.empty()) continue;
-    std::vector<Real> buffer((to_owners ? peer.send_nodes : peer.receive_nodes) * c);
+    std::vector<Real>& out = in_flight_.outgoing[p];
+    std::vector<Real>& in = in_flight_.incoming[p];
+    out.resize((to_owners ? peer.send_nodes : peer.receive_nodes) * c);
+    in.resize((to_owners ? peer.receive_nodes : peer.send_nodes) * c);
     std::size_t at = 0;
     for (auto [slot, o] : items) {
       const Slice& sl = slices_[o];
       copy_box<false>(data.data() + slot * layout.slot, layout.strides,
-                      to_owners ? sl.window_begin : sl.block_begin, buffer.data() + at * c,
-                      packed_strides(sl), kZero, sl.count, c);
+                      to_owners ? sl.window_begin : sl.block_begin, out.data() + at * c, packed_strides(sl),
+                      kZero, sl.count, c);
       at += sl.nodes();
     }
-    outgoing[peer.rank] = to_bytes(buffer);
+    if (!out.empty()) sends.push_back({peer.rank, out.data(), out.size() * sizeof(Real)});
+    if (!in.empty()) receives.push_back({peer.rank, in.data(), in.size() * sizeof(Real)});
   }
-  std::vector<std::vector<Real>> incoming(peers_.size());
-  for (const Message& m : exchange_.exchange(outgoing, sources))
-    for (std::size_t p = 0; p < peers_.size(); ++p)
-      if (peers_[p].rank == m.rank) incoming[p] = to_reals(m.bytes);
-  return incoming;
+  in_flight_.requests = exchange_.start(sends, receives);
 }
 
+void GhostExchange::wait() const {
+  MPI_Waitall(static_cast<int>(in_flight_.requests.size()), in_flight_.requests.data(), MPI_STATUSES_IGNORE);
+  in_flight_.requests.clear();
+}
+
+void GhostExchange::start_scatter(const std::vector<Real>& windows, int c) const { start(true, windows, c); }
+
+void GhostExchange::start_gather(const std::vector<Real>& grid, int c) const { start(false, grid, c); }
+
 void GhostExchange::scatter_add(const std::vector<Real>& windows, int c, std::vector<Real>& grid) const {
+  start_scatter(windows, c);
+  finish_scatter(windows, c, grid);
+}
+
+void GhostExchange::gather(const std::vector<Real>& grid, int c, std::vector<Real>& windows) const {
+  start_gather(grid, c);
+  finish_gather(grid, c, windows);
+}
+
+void GhostExchange::finish_scatter(const std::vector<Real>& windows, int c, std::vector<Real>& grid) const {
+  if (!in_flight_.to_owners || in_flight_.components != c)
+    throw Error("ghost exchange: finish_scatter without a matching start_scatter");
   const int K = neighbours_;
   const Layout window = window_layout(c), block = block_layout(c);
-  const std::vector<std::vector<Real>> incoming = swap_slices(true, windows, c);
+  wait();
+  const std::vector<std::vector<Real>>& incoming = in_flight_.incoming;
   grid.assign(grid_keys_.size() * block.slot, 0.0);
   for (std::size_t g = 0; g < grid_keys_.size(); ++g)
     for (int k = 0; k < K; ++k) {
@@ -204,10 +238,13 @@ void GhostExchange::scatter_add(const std::vector<Real>& windows, int c, std::ve
     }
 }
 
-void GhostExchange::gather(const std::vector<Real>& grid, int c, std::vector<Real>& windows) const {
+void GhostExchange::finish_gather(const std::vector<Real>& grid, int c, std::vector<Real>& windows) const {
+  if (in_flight_.to_owners || in_flight_.components != c)
+    throw Error("ghost exchange: finish_gather without a matching start_gather");
   const int K = neighbours_;
   const Layout window = window_layout(c), block = block_layout(c);
-  const std::vector<std::vector<Real>> incoming = swap_slices(false, grid, c);
+  wait();
+  const std::vector<std::vector<Real>>& incoming = in_flight_.incoming;
   windows.assign(source_keys_.size() * window.slot, 0.0);
   for (std::size_t s = 0; s < source_keys_.size(); ++s)
     for (int o = 0; o < K; ++o) {

@@ -57,7 +57,24 @@ class GhostExchange {
   void scatter_add(const std::vector<Real>& windows, int components, std::vector<Real>& grid) const;
   void gather(const std::vector<Real>& grid, int components, std::vector<Real>& windows) const;
 
+  // The same in two halves, so that work on interior blocks runs while the messages travel:
+  // start_*() packs the slices other ranks need and posts the sends and receives; finish_*() waits
+  // and sums (copies) in the same fixed order as above, so the result is bitwise the same. Between
+  // the halves the caller may change only interior data: windows of sources that are not
+  // boundary_source(), grid blocks that are not boundary_grid_block(). One exchange at a time.
+  void start_scatter(const std::vector<Real>& windows, int components) const;
+  void finish_scatter(const std::vector<Real>& windows, int components, std::vector<Real>& grid) const;
+  void start_gather(const std::vector<Real>& grid, int components) const;
+  void finish_gather(const std::vector<Real>& grid, int components, std::vector<Real>& windows) const;
+  // Source slots whose windows reach a block owned elsewhere, then the rest (each list ascending).
+  const std::vector<std::size_t>& source_order() const { return source_order_; }
+  std::size_t boundary_sources() const { return boundary_sources_; }
+  // Grid slots that another rank's windows read, then the rest.
+  const std::vector<std::size_t>& grid_order() const { return grid_order_; }
+  std::size_t boundary_grid_blocks() const { return boundary_grid_blocks_; }
+
   std::size_t bytes_sent() const { return exchange_.bytes_sent(); }
+  std::size_t peers() const { return peers_.size(); }  // ranks this one exchanges slices with
   void reset_counters() { exchange_.reset_counters(); }
 
  private:
@@ -92,9 +109,10 @@ class GhostExchange {
   Layout window_layout(int components) const;
   Layout block_layout(int components) const;
   // Packs the slices this rank sends (to_owners: window slices to grid owners; else grid slices
-  // back to the windows' ranks), exchanges them, and returns what arrived, by peer.
-  std::vector<std::vector<Real>> swap_slices(bool to_owners, const std::vector<Real>& data,
-                                             int components) const;
+  // back to the windows' ranks) and posts the messages into in_flight_.
+  void start(bool to_owners, const std::vector<Real>& data, int components) const;
+  void wait() const;
+  void order_blocks();
   Slice slice_for_offset(const BlockCoord& target_minus_source) const;
   int peer_index(int rank);
 
@@ -109,6 +127,16 @@ class GhostExchange {
   std::vector<long> window_targets_;  // [source slot][offset]: local grid slot or -1 (remote)
   std::vector<Peer> peers_;
   std::vector<std::pair<int, std::size_t>> window_remote_;  // [source slot][offset]: (peer, node offset)
+  std::vector<std::size_t> source_order_, grid_order_;
+  std::size_t boundary_sources_ = 0, boundary_grid_blocks_ = 0;
+  // The exchange in flight: packed sends and arrived slices by peer, and their requests.
+  struct InFlight {
+    std::vector<std::vector<Real>> outgoing, incoming;
+    std::vector<MPI_Request> requests;
+    bool to_owners = false;
+    int components = 0;
+  };
+  mutable InFlight in_flight_;
 };
 
 }  // namespace nendo

@@ -10,11 +10,12 @@ namespace {
 
 constexpr int kDiscoverTag = 7001;  // and 7002 on odd rounds
 constexpr int kExchangeTag = 7003;
+constexpr int kStartTag = 7004;
 
-int checked_count(const Bytes& bytes) {
-  if (bytes.size() > static_cast<std::size_t>(INT_MAX))
-    throw Error("message of " + std::to_string(bytes.size()) + " bytes exceeds MPI's int count");
-  return static_cast<int>(bytes.size());
+int checked_count(std::size_t bytes) {
+  if (bytes > static_cast<std::size_t>(INT_MAX))
+    throw Error("message of " + std::to_string(bytes) + " bytes exceeds MPI's int count");
+  return static_cast<int>(bytes);
 }
 
 Message receive_probed(MPI_Comm comm, const MPI_Status& status, int tag) {
@@ -49,9 +50,9 @@ std::vector<MPI_Request> SparseExchange::post_sends(const std::map<int, Bytes>& 
     bytes_sent_ += bytes.size();
     sends.emplace_back();
     if (synchronous)
-      MPI_Issend(bytes.data(), checked_count(bytes), MPI_BYTE, r, tag, comm_, &sends.back());
+      MPI_Issend(bytes.data(), checked_count(bytes.size()), MPI_BYTE, r, tag, comm_, &sends.back());
     else
-      MPI_Isend(bytes.data(), checked_count(bytes), MPI_BYTE, r, tag, comm_, &sends.back());
+      MPI_Isend(bytes.data(), checked_count(bytes.size()), MPI_BYTE, r, tag, comm_, &sends.back());
   }
   return sends;
 }
@@ -101,6 +102,22 @@ std::vector<Message> SparseExchange::exchange(const std::map<int, Bytes>& outgoi
   MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE);
   sort_by_rank(received);
   return received;
+}
+
+std::vector<MPI_Request> SparseExchange::start(const std::vector<Buffer>& sends,
+                                               const std::vector<Buffer>& receives) const {
+  std::vector<MPI_Request> requests(sends.size() + receives.size(), MPI_REQUEST_NULL);
+  std::size_t i = 0;
+  for (const Buffer& r : receives) {
+    if (r.rank == rank_) throw Error("SparseExchange::start: a receive from self");
+    MPI_Irecv(r.data, checked_count(r.bytes), MPI_BYTE, r.rank, kStartTag, comm_, &requests[i++]);
+  }
+  for (const Buffer& s : sends) {
+    if (s.rank == rank_) throw Error("SparseExchange::start: a send to self");
+    bytes_sent_ += s.bytes;
+    MPI_Isend(s.data, checked_count(s.bytes), MPI_BYTE, s.rank, kStartTag, comm_, &requests[i++]);
+  }
+  return requests;
 }
 
 }  // namespace nendo

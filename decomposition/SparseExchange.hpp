@@ -35,6 +35,16 @@ class SparseExchange {
   // Like discover(), but the sources are known: one message is received from each rank in `from`.
   std::vector<Message> exchange(const std::map<int, Bytes>& outgoing, const std::vector<int>& from) const;
 
+  // Non-blocking exchange with known partners and sizes: posts a receive into each `receives`
+  // buffer and a send of each `sends` buffer (none to self) and returns the requests; the buffers
+  // must live until the caller's MPI_Waitall on them.
+  struct Buffer {
+    int rank;
+    void* data;
+    std::size_t bytes;
+  };
+  std::vector<MPI_Request> start(const std::vector<Buffer>& sends, const std::vector<Buffer>& receives) const;
+
   std::size_t bytes_sent() const { return bytes_sent_; }
   void reset_counters() { bytes_sent_ = 0; }
 

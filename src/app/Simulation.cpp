@@ -140,8 +140,11 @@ void print_stage_profile(MPI_Comm comm, const Method& method, double wall) {
 }
 
 // The share of the steps spent in MPI calls (communication and the wait for slower ranks) and
-// the imbalance of the rest, each rank's own work: what load balancing and overlap act on.
-void print_mpi_profile(MPI_Comm comm, double step_seconds, double mpi_seconds) {
+// the imbalance of the rest, each rank's own work: what load balancing and overlap act on. Then
+// the rate of the steps alone (no set-up, output or checkpoints: validation.md §8) and the
+// particles per rank at the end; jobs/scaling/ reads both lines.
+void print_mpi_profile(MPI_Comm comm, double step_seconds, double mpi_seconds, long steps,
+                       std::size_t local_particles) {
   const double share = step_seconds > 0 ? mpi_seconds / step_seconds : 0, work = step_seconds - mpi_seconds;
   double shares[3] = {share, -share, share}, works[2] = {work, work};
   MPI_Allreduce(MPI_IN_PLACE, shares, 2, MPI_DOUBLE, MPI_MAX, comm);
@@ -156,6 +159,16 @@ void print_mpi_profile(MPI_Comm comm, double step_seconds, double mpi_seconds) {
         "work per rank max/mean {:.3f}\n",
         100 * shares[2] / ranks, -100 * shares[1], 100 * shares[0],
         mean_work > 0 ? works[0] / mean_work : 1.0);
+  double seconds = step_seconds, particles[2] = {double(local_particles), double(local_particles)};
+  MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(MPI_IN_PLACE, particles, 1, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(MPI_IN_PLACE, particles + 1, 1, MPI_DOUBLE, MPI_SUM, comm);
+  if (mpi::rank(comm) == 0)
+    fmt::print(
+        "nendo: {} steps took {:.3f} s (max over ranks), {:.4e} particle-steps/s; particles per rank "
+        "max/mean {:.3f}\n",
+        steps, seconds, seconds > 0 ? particles[1] * double(steps) / seconds : 0.0,
+        particles[1] > 0 ? particles[0] * ranks / particles[1] : 1.0);
 }
 
 // Everything but the particles that the next step needs, for a checkpoint.
@@ -331,7 +344,8 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   summary.wall_seconds = progress.elapsed();
   summary.catalyst_executions = catalyst.executions(), summary.catalyst_seconds = catalyst.seconds();
   print_stage_profile(comm, *method, summary.wall_seconds);
-  print_mpi_profile(comm, step_seconds, step_mpi_seconds);
+  print_mpi_profile(comm, step_seconds, step_mpi_seconds, summary.steps - summary.first_step,
+                    space.particles().size());
   return summary;
 }
 

@@ -26,6 +26,7 @@ struct GridSettings {
   std::string kernel;    // quadratic | cubic
   std::string transfer;  // apic | pic | flip
   Real flip_ratio = 0;
+  bool overlap = true;  // ghost exchange overlapped with interior work (docs/scaling.md)
 };
 
 struct MaterialSettings {

@@ -141,6 +141,7 @@ class SceneReader {
     settings.kernel = grid.text("kernel");
     settings.transfer = grid.text("transfer");
     settings.flip_ratio = grid.real("flip_ratio");
+    settings.overlap = grid.boolean("overlap");
     return settings;
   }
 

@@ -43,6 +43,10 @@ std::vector<KeySchema> grid_keys() {
           .defaults_to("0.95")
           .at_least(0)
           .at_most(1),
+      KeySchema::boolean("overlap",
+                         "overlap the grid ghost exchange with work on interior blocks (false: exchange, "
+                         "then compute; the results are the same bits either way)")
+          .defaults_to("true"),
   };
 }
 

@@ -19,15 +19,26 @@ BlockCoord plus(const BlockCoord& a, int x, int y, int z) { return {a[0] + x, a[
 TEST(BlockKey, DomainIsTwoToTheTwentyBlocksEachWayOnEveryAxis) {
   EXPECT_EQ(kBlockCoordMin, -(1 << 20));
   EXPECT_EQ(kBlockCoordMax, (1 << 20) - 1);
-  // The bias puts the lowest corner at key 0 and the highest at 2^63 - 1, below kBlockKeyEnd.
-  EXPECT_EQ(encode_block_key({kBlockCoordMin, kBlockCoordMin, kBlockCoordMin}), 0u);
-  EXPECT_EQ(encode_block_key({kBlockCoordMax, kBlockCoordMax, kBlockCoordMax}), (BlockKey{1} << 63) - 1);
+  // Keys fill [0, 2^63), below kBlockKeyEnd: 0 at the shifted zero, 2^63 - 1 just below it.
+  const std::int32_t z = kBlockKeyZero;
+  EXPECT_EQ(z, (1 << 20) - 0x155555);
+  EXPECT_EQ(encode_block_key({z, z, z}), 0u);
+  EXPECT_EQ(encode_block_key({z - 1, z - 1, z - 1}), (BlockKey{1} << 63) - 1);
   EXPECT_LT(encode_block_key({kBlockCoordMax, kBlockCoordMax, kBlockCoordMax}), kBlockKeyEnd);
-  // The origin is the biased value 2^20 on every axis: bit 20 of x, y, z lands on bits 60, 61, 62.
-  EXPECT_EQ(encode_block_key({0, 0, 0}), BlockKey{7} << 60);
-  EXPECT_EQ(encode_block_key({kBlockCoordMin + 1, kBlockCoordMin, kBlockCoordMin}), 1u);
-  EXPECT_EQ(encode_block_key({kBlockCoordMin, kBlockCoordMin + 1, kBlockCoordMin}), 2u);
-  EXPECT_EQ(encode_block_key({kBlockCoordMin, kBlockCoordMin, kBlockCoordMin + 1}), 4u);
+  EXPECT_EQ(encode_block_key({z + 1, z, z}), 1u);
+  EXPECT_EQ(encode_block_key({z, z + 1, z}), 2u);
+  EXPECT_EQ(encode_block_key({z, z, z + 1}), 4u);
+}
+
+// A domain face at coordinate 0 lies on a low level of the Z curve: the blocks at -1 and 0 share
+// every key bit above the lowest level, so the empty grid blocks just outside the face sort next to
+// the face's blocks (with a bias of exactly 2^20 they differed in the top bits).
+TEST(BlockKey, TheOriginIsOnALowLevelOfTheCurve) {
+  for (int axis = 0; axis < 3; ++axis) {
+    BlockCoord below{0, 0, 0};
+    below[axis] = -1;
+    EXPECT_LT(encode_block_key({0, 0, 0}) ^ encode_block_key(below), BlockKey{8}) << "axis " << axis;
+  }
 }
 
 TEST(BlockKey, DecodeInvertsEncodeOverNegativeZeroAndExtremeCoordinates) {
@@ -56,11 +67,12 @@ TEST(BlockKey, CoordinateOutsideTheDomainThrows) {
 
 // In an aligned 2x2x2 cube the key offset of block (x, y, z) is x + 2y + 4z: the Z order.
 TEST(BlockKey, KeysOfAnAlignedCubeFollowTheZOrder) {
-  const BlockCoord bases[] = {{0, 0, 0},
-                              {-2, -2, -2},
-                              {-8, 4, 1000},
-                              {kBlockCoordMin, kBlockCoordMin, kBlockCoordMin},
-                              {kBlockCoordMax - 1, kBlockCoordMax - 1, kBlockCoordMax - 1}};
+  const std::int32_t z = kBlockKeyZero;
+  const BlockCoord bases[] = {{z, z, z},
+                              {z - 2, z - 2, z - 2},
+                              {z - 8, z + 4, z + 1000},
+                              {kBlockCoordMin + 1, kBlockCoordMin + 1, kBlockCoordMin + 1},
+                              {kBlockCoordMax - 2, kBlockCoordMax - 2, kBlockCoordMax - 2}};
   for (const BlockCoord& base : bases) {
     const BlockKey base_key = encode_block_key(base);
     std::vector<BlockKey> keys;
@@ -75,7 +87,7 @@ TEST(BlockKey, KeysOfAnAlignedCubeFollowTheZOrder) {
 
 // One level up: a 4x4x4 cube is eight 2x2x2 octants, each a run of 8 consecutive keys, in Z order.
 TEST(BlockKey, OctantsOfAnAlignedFourCubeAreConsecutiveKeyRuns) {
-  const BlockCoord base{-4, 8, -12};
+  const BlockCoord base{kBlockKeyZero - 4, kBlockKeyZero + 8, kBlockKeyZero - 12};
   const BlockKey base_key = encode_block_key(base);
   for (int z = 0; z < 4; ++z)
     for (int y = 0; y < 4; ++y)
@@ -87,8 +99,8 @@ TEST(BlockKey, OctantsOfAnAlignedFourCubeAreConsecutiveKeyRuns) {
       }
 }
 
-// Morton keys grow along every axis (the partition tests rely on it: the neighbour above the last
-// block has a larger key).
+// Morton keys grow along every axis except across the wrap below kBlockKeyZero (the partition tests
+// rely on it: the neighbour above the last block has a larger key).
 TEST(BlockKey, KeyGrowsWithEachCoordinate) {
   const BlockCoord samples[] = {
       {0, 0, 0}, {-1, -1, -1}, {3, -7, 11}, {kBlockCoordMin, 5, -5}, {-65536, 65535, 0}};

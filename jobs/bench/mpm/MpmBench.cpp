@@ -26,6 +26,7 @@
 #include "app/CatalystOutput.hpp"
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
+#include "core/MpiTime.hpp"
 #include "methods/Method.hpp"
 #include "methods/mpm/materials/Materials.hpp"
 #include "scene/SceneLoader.hpp"
@@ -89,6 +90,9 @@ struct Sample {
   std::vector<StageTime> stages;  // max over ranks
   double catalyst = 0;            // seconds in Catalyst, max over ranks
   long catalyst_executions = 0;
+  double mpi_share = 0, mpi_share_max = 0;  // of the wall time in MPI calls: mean, max over ranks
+  double imbalance = 1;                     // particles per rank max/mean after the steps
+  double ghost_bytes = 0, ghost_peers = 0;  // per step and rank, max over ranks (sent; peers at the end)
 };
 
 Sample run_once(MPI_Comm comm, const Scene& scene, int steps, CatalystOutput& catalyst,
@@ -109,11 +113,14 @@ Sample run_once(MPI_Comm comm, const Scene& scene, int steps, CatalystOutput& ca
   const double start = MPI_Wtime(), cpu_start = cpu_seconds();
   const double catalyst_start = catalyst.seconds();
   const long executions_start = catalyst.executions();
+  const mpi_time::Stopwatch in_mpi;
+  space.ghost().reset_counters();
   for (int s = 0; s < steps; ++s) {
     method->advance(space, s * dt, dt);
     catalyst.process(space, *method, s + 1, (s + 1) * dt);
   }
   const double cpu = cpu_seconds() - cpu_start;
+  const double mpi_seconds = in_mpi.seconds(), wall = MPI_Wtime() - start;
   const double in_catalyst = catalyst.seconds() - catalyst_start;
   MPI_Barrier(comm);
   Sample sample;
@@ -121,6 +128,18 @@ Sample run_once(MPI_Comm comm, const Scene& scene, int steps, CatalystOutput& ca
   MPI_Allreduce(&cpu, &sample.cpu, 1, MPI_DOUBLE, MPI_MAX, comm);
   MPI_Allreduce(&in_catalyst, &sample.catalyst, 1, MPI_DOUBLE, MPI_MAX, comm);
   sample.catalyst_executions = catalyst.executions() - executions_start;
+  const int ranks = mpi::size(comm);
+  double share[2] = {mpi_seconds / wall, mpi_seconds / wall};
+  double count[2] = {double(space.particles().size()), double(space.particles().size())};
+  MPI_Allreduce(MPI_IN_PLACE, share, 1, MPI_DOUBLE, MPI_SUM, comm);
+  MPI_Allreduce(MPI_IN_PLACE, share + 1, 1, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(MPI_IN_PLACE, count, 1, MPI_DOUBLE, MPI_SUM, comm);
+  MPI_Allreduce(MPI_IN_PLACE, count + 1, 1, MPI_DOUBLE, MPI_MAX, comm);
+  sample.mpi_share = share[0] / ranks, sample.mpi_share_max = share[1];
+  sample.imbalance = count[0] > 0 ? count[1] * ranks / count[0] : 1.0;
+  double ghost[2] = {double(space.ghost().bytes_sent()) / steps, double(space.ghost().peers())};
+  MPI_Allreduce(MPI_IN_PLACE, ghost, 2, MPI_DOUBLE, MPI_MAX, comm);
+  sample.ghost_bytes = ghost[0], sample.ghost_peers = ghost[1];
   sample.stages = method->stage_times();
   for (StageTime& stage : sample.stages) {
     double max[2] = {0, 0}, mine[2] = {stage.seconds, stage.cpu_seconds};
@@ -159,6 +178,12 @@ void run(MPI_Comm comm, const Options& o) {
   std::printf("particle-steps/s: %.3e total, %.3e per core (median of %d)\n", rate, rate / ranks, o.repeat);
   std::printf("bytes per particle: %.0f persistent, %.0f resident (peak RSS of all ranks / particles)\n",
               persistent, total_resident / double(particles));
+  std::printf(
+      "MPI calls: %.2f %% of the step time (mean over ranks; max %.2f %%); particles per rank "
+      "max/mean %.3f\n",
+      100 * median.mpi_share, 100 * median.mpi_share_max, median.imbalance);
+  std::printf("ghost exchange: %.0f bytes sent per step and rank, %.0f peers (max over ranks)\n",
+              median.ghost_bytes, median.ghost_peers);
   if (catalyst.enabled())
     std::printf("catalyst: %ld calls ran scripts, %.4f s of %.3f s (%.2f %% of the step time)\n",
                 median.catalyst_executions, median.catalyst, median.seconds,

@@ -38,6 +38,7 @@ class MpmStep final : public MpmStepper {
                   : scene.grid.transfer == "flip" ? Transfer::Flip
                                                   : Transfer::Apic),
         flip_ratio_(scene.grid.flip_ratio),
+        overlap_(scene.grid.overlap),
         cfl_(scene.time.cfl.value_or(0)),
         colliders_(scene.colliders, scene.dimension),
         implicit_(scene.time.integrator == "implicit"),
@@ -119,12 +120,29 @@ class MpmStep final : public MpmStepper {
         throw;
       }
     }
-    GhostExchange& ghost = space.ghost();
-    clock_.time(kStress, [&] { compute_stress(space); });             // spec §8 eq. (189)
-    clock_.time(kP2G, [&] { particles_to_grid(space, ghost, dt); });  // §9.2 steps 1-3, 6
-    clock_.time(kScatter, [&] { ghost.scatter_add(windows_, grid_components(), grid_); });
-    clock_.time(kGrid, [&] { update_grid(ghost, t, dt); });  // steps 4, 5, 7, 8
-    clock_.time(kGather, [&] { ghost.gather(grid_velocity_, velocity_components(), windows_); });
+    // Each exchange overlaps with work on interior blocks: the blocks other ranks need go first,
+    // their slices travel while the rest is computed (the sums keep their order: same bits).
+    // Without overlap, the first part is every block.
+    const GhostExchange& ghost = space.ghost();
+    const std::size_t sources = ghost.source_keys().size(), grids = ghost.grid_blocks();
+    const std::size_t source_edge = overlap_ ? ghost.boundary_sources() : sources;
+    const std::size_t grid_edge = overlap_ ? ghost.boundary_grid_blocks() : grids;
+    const int c = grid_components(), cv = velocity_components();
+    clock_.time(kStress, [&] { compute_stress(space); });  // spec §8 eq. (189)
+    clock_.time(kP2G, [&] {                                // §9.2 steps 1-3, 6
+      windows_.assign(sources * ghost.window_nodes() * c, 0.0);
+      particles_to_grid(space, ghost, dt, 0, source_edge);
+    });
+    clock_.time(kScatter, [&] { ghost.start_scatter(windows_, c); });
+    clock_.time(kP2G, [&] { particles_to_grid(space, ghost, dt, source_edge, sources); });
+    clock_.time(kScatter, [&] { ghost.finish_scatter(windows_, c, grid_); });
+    clock_.time(kGrid, [&] {  // steps 4, 5, 7, 8
+      grid_velocity_.assign(grids * ghost.nodes_per_block() * cv, 0.0);
+      update_grid(ghost, t, dt, true, 0, grid_edge);
+    });
+    clock_.time(kGather, [&] { ghost.start_gather(grid_velocity_, cv); });
+    clock_.time(kGrid, [&] { update_grid(ghost, t, dt, true, grid_edge, grids); });
+    clock_.time(kGather, [&] { ghost.finish_gather(grid_velocity_, cv, windows_); });
     clock_.time(kG2P, [&] { grid_to_particles(space, dt); });  // steps 9-11, 13
     clock_.time(kMigrate, [&] { space.migrate(); });           // step 14
   }
@@ -217,7 +235,9 @@ class MpmStep final : public MpmStepper {
     for (std::size_t p = 0; p < n; ++p) MatMap(stress_.data() + D * D * p) *= V0[p];
   }
 
-  void particles_to_grid(const Space& space, const GhostExchange& ghost, Real dt) {
+  // P2G into the windows of the source blocks ghost.source_order()[first, last).
+  void particles_to_grid(const Space& space, const GhostExchange& ghost, Real dt, std::size_t first,
+                         std::size_t last) {
     const ParticleSet& ps = space.particles();
     const ParticleBlocks& blocks = space.blocks();
     const BlockGeometry& g = space.geometry();
@@ -234,8 +254,8 @@ class MpmStep final : public MpmStepper {
     const Real d_inverse = transfer_ == Transfer::Apic ? Kernel::kInverseD / (g.dx * g.dx) : 0.0;
     const bool flip = split_grid();
     const Vec zero = Vec::Zero();
-    windows_.assign(blocks.count() * wn, 0.0);
-    for (std::size_t b = 0; b < blocks.count(); ++b) {
+    for (std::size_t i = first; i < last; ++i) {
+      const std::size_t b = ghost.source_order()[i];
       const BlockCoord cb = decode_block_key(blocks.keys[b]);
       Real* window = windows_.data() + b * wn;
       for (std::size_t p = blocks.begin(b); p < blocks.end(b); ++p) {
@@ -272,11 +292,16 @@ class MpmStep final : public MpmStepper {
     // m(u − vⁿ)/(Δt/2) = f(xⁿ + Δt/2 u) + f_ext, then v^{n+1} = 2u − vⁿ and x^{n+1} = xⁿ + Δt u.
     const Real h = midpoint_ ? dt / 2 : dt;
     clock_.time(kStress, [&] { viscous_stress(space); });
-    clock_.time(kP2G, [&] { particles_to_grid(space, ghost, h); });
+    clock_.time(kP2G, [&] {
+      windows_.assign(ghost.source_keys().size() * ghost.window_nodes() * grid_components(), 0.0);
+      particles_to_grid(space, ghost, h, 0, ghost.source_keys().size());
+    });
     clock_.time(kScatter, [&] { ghost.scatter_add(windows_, grid_components(), grid_); });
     NewtonReport report;
     clock_.time(kSolve, [&] {
-      update_grid(ghost, t, h, false);  // v* (and vⁿ for FLIP and midpoint), no colliders
+      grid_velocity_.assign(ghost.grid_blocks() * ghost.nodes_per_block() * velocity_components(), 0.0);
+      update_grid(ghost, t, h, false, 0,
+                  ghost.grid_blocks());  // v* (and vⁿ for FLIP and midpoint), no colliders
       system_->prepare(space, grid_, grid_components(), grid_velocity_, velocity_components(), colliders_, t,
                        h, solution_);
       try {
@@ -363,12 +388,14 @@ class MpmStep final : public MpmStepper {
     }
   }
 
-  void update_grid(const GhostExchange& ghost, Real t, Real dt, bool collide = true) {
+  // The grid velocities of the grid blocks ghost.grid_order()[first, last).
+  void update_grid(const GhostExchange& ghost, Real t, Real dt, bool collide, std::size_t first,
+                   std::size_t last) {
     const int c = grid_components(), cv = velocity_components();
     const int npb = ghost.nodes_per_block();
     const bool flip = split_grid();
-    grid_velocity_.assign(ghost.grid_blocks() * npb * cv, 0.0);
-    for (std::size_t b = 0; b < ghost.grid_blocks(); ++b) {
+    for (std::size_t i = first; i < last; ++i) {
+      const std::size_t b = ghost.grid_order()[i];
       const Real* mass = grid_.data() + b * npb * c;
       Real* velocity = grid_velocity_.data() + b * npb * cv;
       for (int node = 0; node < npb; ++node) {
@@ -505,6 +532,7 @@ class MpmStep final : public MpmStepper {
   Vec gravity_;
   Transfer transfer_;
   Real flip_ratio_;
+  bool overlap_;  // grid.overlap
   Real cfl_;
   ColliderSet colliders_;
   std::vector<MpmMaterial> materials_;

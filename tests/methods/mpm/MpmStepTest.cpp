@@ -128,8 +128,10 @@ TEST(MpmStep, FreeFallIsExact) {
 // Issue 3 §5: the full particle state after 200 steps of a 3D scene where material crosses rank
 // boundaries and the partition is re-balanced is bitwise identical on 1, 2, 3 and 4 ranks.
 // The sphere is snow, so the state includes J_P and the return mapping.
-std::map<ParticleId, std::vector<Real>> state_after(MPI_Comm comm, int steps) {
-  MpmRun run(comm, two_blocks(3), {"materials.jelly.E=2.0e5", "materials.rubber.model=snow"});
+std::map<ParticleId, std::vector<Real>> state_after(MPI_Comm comm, int steps, bool overlap = true) {
+  MpmRun run(comm, two_blocks(3),
+             {"materials.jelly.E=2.0e5", "materials.rubber.model=snow",
+              std::string("grid.overlap=") + (overlap ? "true" : "false")});
   for (int s = 0; s < steps; ++s) {
     if (s % 25 == 24) run.space->rebalance();
     run.step(2e-4);
@@ -170,6 +172,17 @@ TEST(MpmStep, BitwiseIdenticalOnAnyRankCountFor200Steps) {
   ASSERT_EQ(distributed.size(), serial.size());
   for (const auto& [id, values] : serial) {
     const auto& other = distributed.at(id);
+    ASSERT_EQ(std::memcmp(values.data(), other.data(), values.size() * sizeof(Real)), 0) << "particle " << id;
+  }
+}
+
+// The ghost exchange overlapped with interior work (the default) or not: the same bits.
+TEST(MpmStep, OverlapOfTheGhostExchangeChangesNoBit) {
+  const auto overlapped = state_after(MPI_COMM_WORLD, 60, true);
+  const auto blocking = state_after(MPI_COMM_WORLD, 60, false);
+  ASSERT_EQ(overlapped.size(), blocking.size());
+  for (const auto& [id, values] : blocking) {
+    const auto& other = overlapped.at(id);
     ASSERT_EQ(std::memcmp(values.data(), other.data(), values.size() * sizeof(Real)), 0) << "particle " << id;
   }
 }
