@@ -93,7 +93,31 @@ struct Sample {
   double mpi_share = 0, mpi_share_max = 0;  // of the wall time in MPI calls: mean, max over ranks
   double imbalance = 1;                     // particles per rank max/mean after the steps
   double ghost_bytes = 0, ghost_peers = 0;  // per step and rank, max over ranks (sent; peers at the end)
+  double exchange_seconds = 0, exchange_bytes = 0;  // one scatter_add + gather with the ranks in step
 };
+
+// One scatter_add and one gather of the MPM step's sizes (1 + D and D reals per node) after a
+// barrier, so that no rank waits for another's work: the network cost the model of docs/scaling.md
+// predicts. Median of 21, max over ranks; bytes sent by this rank.
+void time_exchange(MPI_Comm comm, Space& space, int dimension, Sample& sample) {
+  GhostExchange& ghost = space.ghost();
+  std::vector<Real> windows(ghost.source_blocks() * ghost.window_nodes() * (1 + dimension), 1.0), grid;
+  std::vector<double> times;
+  ghost.reset_counters();
+  for (int r = 0; r < 21; ++r) {
+    MPI_Barrier(comm);
+    const double start = MPI_Wtime();
+    ghost.scatter_add(windows, 1 + dimension, grid);
+    grid.resize(ghost.grid_blocks() * ghost.nodes_per_block() * dimension);
+    ghost.gather(grid, dimension, windows);
+    times.push_back(MPI_Wtime() - start);
+    windows.resize(ghost.source_blocks() * ghost.window_nodes() * (1 + dimension));
+  }
+  std::sort(times.begin(), times.end());
+  double values[2] = {times[times.size() / 2], double(ghost.bytes_sent()) / 21};
+  MPI_Allreduce(MPI_IN_PLACE, values, 2, MPI_DOUBLE, MPI_MAX, comm);
+  sample.exchange_seconds = values[0], sample.exchange_bytes = values[1];
+}
 
 Sample run_once(MPI_Comm comm, const Scene& scene, int steps, CatalystOutput& catalyst,
                 std::uint64_t& particles, double& persistent) {
@@ -140,6 +164,7 @@ Sample run_once(MPI_Comm comm, const Scene& scene, int steps, CatalystOutput& ca
   double ghost[2] = {double(space.ghost().bytes_sent()) / steps, double(space.ghost().peers())};
   MPI_Allreduce(MPI_IN_PLACE, ghost, 2, MPI_DOUBLE, MPI_MAX, comm);
   sample.ghost_bytes = ghost[0], sample.ghost_peers = ghost[1];
+  time_exchange(comm, space, scene.dimension, sample);
   sample.stages = method->stage_times();
   for (StageTime& stage : sample.stages) {
     double max[2] = {0, 0}, mine[2] = {stage.seconds, stage.cpu_seconds};
@@ -184,6 +209,10 @@ void run(MPI_Comm comm, const Options& o) {
       100 * median.mpi_share, 100 * median.mpi_share_max, median.imbalance);
   std::printf("ghost exchange: %.0f bytes sent per step and rank, %.0f peers (max over ranks)\n",
               median.ghost_bytes, median.ghost_peers);
+  std::printf(
+      "ghost exchange alone (scatter_add + gather after a barrier): %.1f us, %.0f bytes sent "
+      "(median of 21, max over ranks)\n",
+      1e6 * median.exchange_seconds, median.exchange_bytes);
   if (catalyst.enabled())
     std::printf("catalyst: %ld calls ran scripts, %.4f s of %.3f s (%.2f %% of the step time)\n",
                 median.catalyst_executions, median.catalyst, median.seconds,
