@@ -60,8 +60,9 @@ class GhostExchange {
   // The same in two halves, so that work on interior blocks runs while the messages travel:
   // start_*() packs the slices other ranks need and posts the sends and receives; finish_*() waits
   // and sums (copies) in the same fixed order as above, so the result is bitwise the same. Between
-  // the halves the caller may change only interior data: windows of sources that are not
-  // boundary_source(), grid blocks that are not boundary_grid_block(). One exchange at a time.
+  // the halves the caller may change only interior data: the windows of source_order() after its
+  // first boundary_sources(), the grid blocks of grid_order() after its first
+  // boundary_grid_blocks(). One exchange at a time.
   void start_scatter(const std::vector<Real>& windows, int components) const;
   void finish_scatter(const std::vector<Real>& windows, int components, std::vector<Real>& grid) const;
   void start_gather(const std::vector<Real>& grid, int components) const;

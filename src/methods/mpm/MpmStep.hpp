@@ -130,14 +130,14 @@ class MpmStep final : public MpmStepper {
     const int c = grid_components(), cv = velocity_components();
     clock_.time(kStress, [&] { compute_stress(space); });  // spec §8 eq. (189)
     clock_.time(kP2G, [&] {                                // §9.2 steps 1-3, 6
-      windows_.assign(sources * ghost.window_nodes() * c, 0.0);
+      clear_windows(ghost);
       particles_to_grid(space, ghost, dt, 0, source_edge);
     });
     clock_.time(kScatter, [&] { ghost.start_scatter(windows_, c); });
     clock_.time(kP2G, [&] { particles_to_grid(space, ghost, dt, source_edge, sources); });
     clock_.time(kScatter, [&] { ghost.finish_scatter(windows_, c, grid_); });
     clock_.time(kGrid, [&] {  // steps 4, 5, 7, 8
-      grid_velocity_.assign(grids * ghost.nodes_per_block() * cv, 0.0);
+      clear_grid_velocity(ghost);
       update_grid(ghost, t, dt, true, 0, grid_edge);
     });
     clock_.time(kGather, [&] { ghost.start_gather(grid_velocity_, cv); });
@@ -235,6 +235,13 @@ class MpmStep final : public MpmStepper {
     for (std::size_t p = 0; p < n; ++p) MatMap(stress_.data() + D * D * p) *= V0[p];
   }
 
+  void clear_windows(const GhostExchange& ghost) {
+    windows_.assign(ghost.source_keys().size() * ghost.window_nodes() * grid_components(), 0.0);
+  }
+  void clear_grid_velocity(const GhostExchange& ghost) {
+    grid_velocity_.assign(ghost.grid_blocks() * ghost.nodes_per_block() * velocity_components(), 0.0);
+  }
+
   // P2G into the windows of the source blocks ghost.source_order()[first, last).
   void particles_to_grid(const Space& space, const GhostExchange& ghost, Real dt, std::size_t first,
                          std::size_t last) {
@@ -293,15 +300,14 @@ class MpmStep final : public MpmStepper {
     const Real h = midpoint_ ? dt / 2 : dt;
     clock_.time(kStress, [&] { viscous_stress(space); });
     clock_.time(kP2G, [&] {
-      windows_.assign(ghost.source_keys().size() * ghost.window_nodes() * grid_components(), 0.0);
+      clear_windows(ghost);
       particles_to_grid(space, ghost, h, 0, ghost.source_keys().size());
     });
     clock_.time(kScatter, [&] { ghost.scatter_add(windows_, grid_components(), grid_); });
     NewtonReport report;
     clock_.time(kSolve, [&] {
-      grid_velocity_.assign(ghost.grid_blocks() * ghost.nodes_per_block() * velocity_components(), 0.0);
-      update_grid(ghost, t, h, false, 0,
-                  ghost.grid_blocks());  // v* (and vⁿ for FLIP and midpoint), no colliders
+      clear_grid_velocity(ghost);  // then v* (and vⁿ for FLIP and midpoint), no colliders
+      update_grid(ghost, t, h, false, 0, ghost.grid_blocks());
       system_->prepare(space, grid_, grid_components(), grid_velocity_, velocity_components(), colliders_, t,
                        h, solution_);
       try {
