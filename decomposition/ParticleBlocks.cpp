@@ -8,13 +8,18 @@ namespace nendo {
 // Particles move little between sorts, so the order is a counting sort by block, with the blocks
 // found from the runs of equal keys (a few per block), and an insertion sort by id inside each
 // block (nearly sorted already): O(n), no comparison sort of all particles.
-ParticleBlocks BlockSort::operator()(ParticleSet& particles, const BlockGeometry& geometry) {
+ParticleBlocks BlockSort::operator()(ParticleSet& particles, const BlockGeometry& geometry,
+                                     const std::vector<bool>* keep) {
   const std::size_t n = particles.size();
   const int dim = particles.dimension();
   const Real* x = particles.positions();
   const ParticleId* id = particles.ids();
   key_.resize(n);
   for (std::size_t p = 0; p < n; ++p) key_[p] = geometry.key_of(x + dim * p);
+  std::size_t dropped = 0;
+  if (keep)
+    for (std::size_t p = 0; p < keep->size(); ++p)
+      if (!(*keep)[p]) key_[p] = kBlockKeyEnd, ++dropped;  // sorts after every block, then cut off
 
   ParticleBlocks blocks;
   for (std::size_t p = 0; p < n; ++p)
@@ -37,7 +42,12 @@ ParticleBlocks BlockSort::operator()(ParticleSet& particles, const BlockGeometry
   order_.resize(n);
   next_.assign(blocks.offsets.begin(), blocks.offsets.end() - 1);
   for (std::size_t p = 0; p < n; ++p) order_[next_[bucket_[p]]++] = p;
-  bool identity = true;
+  if (dropped > 0) {  // the last block holds the dropped particles: cut it from the order
+    blocks.keys.pop_back();
+    blocks.offsets.pop_back();
+    order_.resize(n - dropped);
+  }
+  bool identity = order_.size() == n;
   for (std::size_t b = 0; b < blocks.count(); ++b) {
     for (std::size_t i = blocks.begin(b) + 1; i < blocks.end(b); ++i) {
       const std::size_t q = order_[i];

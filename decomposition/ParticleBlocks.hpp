@@ -19,10 +19,13 @@ struct ParticleBlocks {
 };
 
 // Sorts particles by (block key, id) and returns the blocks. Keeps its buffers between calls, so
-// sorting every step allocates nothing once the particle count is steady.
+// sorting every step allocates nothing once the particle count is steady. With `keep`, particle p
+// < keep.size() is dropped where keep[p] is false, in the same pass that reorders the rest (a
+// migration that sent particles away moves every field once, not twice).
 class BlockSort {
  public:
-  ParticleBlocks operator()(ParticleSet& particles, const BlockGeometry& geometry);
+  ParticleBlocks operator()(ParticleSet& particles, const BlockGeometry& geometry,
+                            const std::vector<bool>* keep = nullptr);
 
  private:
   std::vector<BlockKey> key_;

@@ -26,6 +26,7 @@ class ParticleMigration {
   SparseExchange exchange_;
   BlockSort sort_;
   std::vector<bool> keep_;
+  std::vector<std::size_t> holes_;
   std::size_t particles_sent_ = 0;
 };
 

@@ -230,6 +230,14 @@ void ParticleSet::unpack_append(const unsigned char* in, std::size_t count) {
     }
 }
 
+void ParticleSet::unpack_over(const unsigned char* in, const std::size_t* indices, std::size_t count) {
+  for (std::size_t n = 0; n < count; ++n)
+    for (auto& f : fields_) {
+      f.unpack(indices[n], in);
+      in += f.bytes_per_particle();
+    }
+}
+
 ParticleSet ParticleSet::empty_like() const {
   ParticleSet out(dimension_);
   for (const auto& f : fields_) out.add_field(f.name(), f.type(), f.components());

@@ -91,6 +91,8 @@ class ParticleSet {
   void pack(const std::size_t* indices, std::size_t count, std::vector<unsigned char>& out) const;
   // Appends count particles from bytes made by pack() on a set with the same fields.
   void unpack_append(const unsigned char* in, std::size_t count);
+  // Writes count particles from bytes made by pack() over the particles at the given indices.
+  void unpack_over(const unsigned char* in, const std::size_t* indices, std::size_t count);
   // A set with the same fields (names, types, components) and no particles.
   ParticleSet empty_like() const;
 

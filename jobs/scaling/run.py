@@ -10,7 +10,14 @@ Cases:
   mpm         jobs/bench/mpm/collision.yaml: strong on 1 024 000 particles; weak 512 000 per
               rank (the blocks stretched along z with the rank count).
   pbd_powder  jobs/scenes/pbd_powder/large-pour.yaml as a resting block: strong on 200 000
-              particles; weak 100 000 per rank.
+              particles; weak 100 000 per rank; re-balanced by measured time every frame.
+
+The node's own ceiling: in every repeat, two independent 1-rank runs of the weak 1-rank case (the
+work of one rank of the 2-rank runs, no communication) run side by side, each pinned to its own
+core. Their slowdown against the same run alone is what sharing the node costs (memory bandwidth,
+caches, frequency) whatever the code does; `node_ceiling` = T(1 alone) / T(pair) bounds the
+2-rank efficiency from above, and `efficiency_vs_node` = efficiency / node_ceiling is the part
+nendo is responsible for.
 
 --scale shrinks every case along z (the test suite runs the sweep at 1/16 to check the driver).
 --check-ranks runs a few steps on more ranks (here 3 and 4 on 2 cores: for correctness, not
@@ -42,10 +49,13 @@ def mpm_case(kind, ranks, scale):
 
 
 def pbd_case(kind, ranks, scale):
-    """A resting block of powder, 100 x 20 particles in x and y, 100 (strong) or 50 per rank in z."""
+    """A resting block of powder, 100 x 20 particles in x and y, 100 (strong) or 50 per rank in z.
+    Balanced by measured time after every frame: the particles on the floor and under the weight of
+    the rest cost more than those on top, so an even count leaves one rank waiting (11 % here)."""
     z = (0.5 if kind == "strong" else 0.25 * ranks) * scale
     body = f"[{{shape: box, min: [0, 0, 0], max: [0.5, 0.1, {z:g}], material: powder}}]"
-    return PBD_SCENE, ["--set", "emitters=[]", "--set", f"bodies={body}"]
+    return PBD_SCENE, ["--set", "emitters=[]", "--set", f"bodies={body}",
+                       "--set", "balance={every_steps: 1, threshold: 1.05, weights: time}"]
 
 
 METHODS = {"mpm": (mpm_case, 50), "pbd_powder": (pbd_case, 3)}  # case, timed steps
@@ -84,6 +94,28 @@ def timed_run(args, method, kind, ranks):
             "work_imbalance": float(m.group(4)), "particle_imbalance": float(s.group(4))}
 
 
+def pair_run(args, method):
+    """Two 1-rank weak cases at once, on cores 0 and 1; the slower one's step time."""
+    procs = []
+    for core in (0, 1):
+        out = os.path.join(args.out, f"{method}-pair-{core}")
+        scene, sets = METHODS[method][0]("weak", 1, args.scale)
+        steps = args.steps or METHODS[method][1]
+        cmd = (["taskset", "-c", str(core), "mpirun", "-np", "1", "--bind-to", "none"] + shlex.split(args.mpirun_args) +
+               [args.nendo, "run", scene, "--steps", str(steps), "--output", out, "--set",
+                "output={every_steps: 1000000}"] + sets)
+        procs.append((cmd, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
+    seconds = []
+    for cmd, proc in procs:
+        text, _ = proc.communicate()
+        s = STEPS_LINE.search(text)
+        if proc.returncode != 0 or not s:
+            sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{text[-3000:]}")
+        seconds.append(float(s.group(2)))
+    return {"method": method, "kind": "pair", "ranks": 2, "seconds": max(seconds),
+            "seconds_pair": " ".join(f"{t:.3f}" for t in seconds)}
+
+
 def last_diagnostics(out):
     with open(os.path.join(out, "diagnostics.csv")) as f:
         rows = [line for line in f.read().splitlines() if line and not line.startswith("#")]
@@ -107,9 +139,12 @@ def check_ranks(args, method):
 
 def summarise(runs):
     """Median of the repeats per (method, kind, ranks) and the speed-up/efficiency against 1 rank."""
-    cases = {}
+    cases, pairs = {}, {}
     for r in runs:
-        cases.setdefault((r["method"], r["kind"], r["ranks"]), []).append(r)
+        if r["kind"] == "pair":
+            pairs.setdefault(r["method"], []).append(r["seconds"])
+        else:
+            cases.setdefault((r["method"], r["kind"], r["ranks"]), []).append(r)
     rows = []
     for (method, kind, ranks), reps in sorted(cases.items()):
         median = sorted(reps, key=lambda r: r["seconds"])[len(reps) // 2]
@@ -127,11 +162,15 @@ def summarise(runs):
         else:  # weak: the same work per rank, so T(1)/T(p) is the efficiency
             row["efficiency"] = base["seconds"] / row["seconds"]
             row["speedup"] = row["efficiency"] * row["ranks"]
+        alone = next((b for b in rows if (b["method"], b["kind"], b["ranks"]) == (row["method"], "weak", 1)), None)
+        if row["ranks"] == 2 and alone and pairs.get(row["method"]):
+            row["node_ceiling"] = alone["seconds"] / statistics.median(pairs[row["method"]])
+            row["efficiency_vs_node"] = row["efficiency"] / row["node_ceiling"]
     return rows
 
 
 COLUMNS = ["method", "kind", "ranks", "particles", "steps", "reps", "seconds", "seconds_all", "particle_steps_per_s",
-           "per_core", "speedup", "efficiency", "mpi_share", "mpi_share_max", "particle_imbalance", "work_imbalance"]
+           "per_core", "speedup", "efficiency", "node_ceiling", "efficiency_vs_node", "mpi_share", "mpi_share_max", "particle_imbalance", "work_imbalance"]
 
 
 def write_csv(path, rows, columns):
@@ -160,6 +199,9 @@ def plot(rows, path_pattern):
                 ax.plot(ranks, ranks, ":", color="grey", label="ideal")
             if key == "efficiency":
                 ax.axhline(0.95, ls=":", color="grey", label="95 %")
+                ceiling = [r["node_ceiling"] for r in rows if r["method"] == method and "node_ceiling" in r][:1]
+                if ceiling:
+                    ax.plot([2], ceiling, "k_", ms=16, mew=2, label="node ceiling")
                 ax.set_ylim(0, 1.1)
             ax.set_xscale("log", base=2)
             ax.set_xticks(ranks, [str(r) for r in ranks])
@@ -182,6 +224,7 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--steps", type=int, default=0, help="timed steps (default: 50 MPM, 3 PBD frames)")
     ap.add_argument("--scale", type=float, default=1.0, help="particles per case times this (tests: 1/16)")
+    ap.add_argument("--no-pair", action="store_true", help="skip the node ceiling (two 1-rank runs side by side)")
     ap.add_argument("--launcher", choices=["mpirun", "srun"], default="mpirun")
     ap.add_argument("--mpirun-args", default="", help="extra launcher arguments, e.g. '--mca btl tcp,self'")
     ap.add_argument("--nendo", default=os.path.join(ROOT, "build", "src", "app", "nendo"))
@@ -193,6 +236,7 @@ def main():
     ranks = [int(r) for r in args.ranks.split(",")]
     if 1 not in ranks:
         ranks = [1] + ranks  # speed-up and efficiency are against one rank
+    pair = 2 in ranks and args.launcher == "mpirun" and not args.no_pair  # on one node only
 
     for method in methods:
         if args.check_ranks:
@@ -206,15 +250,21 @@ def main():
                     runs.append(r)
                     print(f"  {method} {kind} {p} ranks rep {rep + 1}: {r['particles']} particles, {r['seconds']:.3f} s, "
                           f"MPI {100 * r['mpi_share']:.1f} %, imbalance {r['particle_imbalance']:.3f}", flush=True)
+            if pair and "weak" in kinds:
+                r = pair_run(args, method)
+                runs.append(r)
+                print(f"  {method} two 1-rank runs side by side rep {rep + 1}: {r['seconds_pair']} s", flush=True)
     rows = summarise(runs)
-    write_csv(os.path.join(args.out, "runs.csv"), runs, list(runs[0].keys()))
+    write_csv(os.path.join(args.out, "runs.csv"), runs, list(dict.fromkeys(k for r in runs for k in r)))
     write_csv(os.path.join(args.out, "scaling.csv"), rows, COLUMNS)
     plot(rows, os.path.join(args.out, "scaling-{method}.png"))
     print(f"{'method':<11} {'kind':<6} {'ranks':>5} {'particles':>10} {'s':>8} {'p-steps/s/core':>14} {'eff':>6} "
-          f"{'MPI':>6} {'imbal':>6}")
+          f"{'node':>6} {'eff/node':>8} {'MPI':>6} {'imbal':>6}")
     for r in rows:
+        node, vs = r.get("node_ceiling", float("nan")), r.get("efficiency_vs_node", float("nan"))
         print(f"{r['method']:<11} {r['kind']:<6} {r['ranks']:>5} {r['particles']:>10} {r['seconds']:>8.3f} "
-              f"{r['per_core']:>14.3e} {r['efficiency']:>6.3f} {100 * r['mpi_share']:>5.1f}% {r['particle_imbalance']:>6.3f}")
+              f"{r['per_core']:>14.3e} {r['efficiency']:>6.3f} {node:>6.3f} {vs:>8.3f} {100 * r['mpi_share']:>5.1f}% "
+              f"{r['particle_imbalance']:>6.3f}")
     print(f"written: {args.out}/scaling.csv, runs.csv, scaling-*.png")
 
 

@@ -78,15 +78,17 @@ Census census(const ParticleSet& ps, MPI_Comm comm) {
   return c;
 }
 
-// Moves every particle by up to 1.5 blocks per axis; one in 50 jumps anywhere in the box.
-void move(ParticleSet& ps, const BlockGeometry& g, int step) {
+// Moves every particle by up to 1.5 blocks per axis (or, with `drift` false, not at all); one in
+// 50 jumps anywhere in the box.
+void move(ParticleSet& ps, const BlockGeometry& g, int step, bool drift = true) {
   const int d = ps.dimension();
+  const Real reach = drift ? 1.5 * g.block * g.dx : 0;
   for (std::size_t p = 0; p < ps.size(); ++p) {
     const ParticleId id = ps.ids()[p];
     const bool jump = hash(id, step, 1) % 50 == 0;
     for (int a = 0; a < d; ++a) {
       Real& x = ps.positions()[d * p + a];
-      x = jump ? -1.6 + 3.2 * unit(id, step, a) : x + 1.5 * g.block * g.dx * (2 * unit(id, step, 10 + a) - 1);
+      x = jump ? -1.6 + 3.2 * unit(id, step, a) : x + reach * (2 * unit(id, step, 10 + a) - 1);
     }
     ps.real("velocity")[d * p] += 1;  // fields change between migrations too
   }
@@ -199,6 +201,30 @@ void run_migrations(int dimension, std::size_t particles_per_rank, bool only_las
 TEST(ParticleMigration, EveryParticleEndsOnceOnItsOwnerWithItsFields3D) { run_migrations(3, 700, false); }
 
 TEST(ParticleMigration, EveryParticleEndsOnceOnItsOwnerWithItsFields2D) { run_migrations(2, 500, false); }
+
+// Like a time step: a fixed partition and 2 % of the particles jumping, so fewer than an eighth of
+// a rank's particles leave and the arrivals are written over the slots of those sent away.
+TEST(ParticleMigration, AFewParticlesLeavingPerStepAreReplacedInPlace) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  const BlockGeometry g = geometry(3);
+  ParticleSet ps = seed(3, 2000, 1'000'000ull * mpi::rank(comm));
+  ParticleMigration migration(comm);
+  const Partition partition = partition_for(4, ps, g, comm);
+  for (int step = 0; step < 6; ++step) {
+    if (step > 0) move(ps, g, step, false);
+    const Census before = census(ps, comm);
+    migration.reset_counters();
+    const std::size_t had = ps.size();
+    const ParticleBlocks blocks = migration.migrate(ps, g, partition);
+    std::uint64_t sent = migration.particles_sent(), total_sent = 0;
+    if (step > 0) {
+      EXPECT_LE(8 * sent, had) << "step " << step << " should not be a bulk redistribution";
+    }
+    MPI_Allreduce(&sent, &total_sent, 1, MPI_UINT64_T, MPI_SUM, comm);
+    expect_migrated(ps, blocks, g, partition, before, census(ps, comm), total_sent,
+                    "step " + std::to_string(step));
+  }
+}
 
 // All particles start on the last rank, which some partitions leave empty.
 TEST(ParticleMigration, ParticlesSeededOnOneRankSpreadOut) { run_migrations(3, 900, true); }
