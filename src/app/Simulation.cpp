@@ -21,6 +21,7 @@
 #include "io/DiagnosticsCsv.hpp"
 #include "io/ParticleWriter.hpp"
 #include "methods/Method.hpp"
+#include "scene/SceneLoader.hpp"
 #include "solvers/PetscSession.hpp"
 
 namespace nendo {
@@ -194,6 +195,19 @@ CheckpointMeta checkpoint_meta(const Scene& scene, const Space& space, const Met
   return meta;
 }
 
+// A fixed step above the method's stability limit blows up within a few steps: refused before the
+// first output, with the limit.
+void refuse_unstable_fixed_step(const Scene& scene, const Method& method, const Space& space) {
+  if (scene.time.cfl || !scene.time.dt) return;
+  const Real limit = method.step_limit(space);
+  if (*scene.time.dt <= limit) return;
+  throw SceneError(scene_location(scene, "time.dt"), "time.dt",
+                   fmt::format("the fixed step {:g} s is above the stable limit of the first step, {:.4g} s "
+                               "(dx / max over particles of wave speed + |v|, for {}); set time.dt to at "
+                               "most that, or set time.cfl (e.g. 0.5) to choose every step from it",
+                               *scene.time.dt, limit, scene.method));
+}
+
 // A fresh run seeds the bodies; a restart reads the checkpoint and lands the particles on the
 // partition they were written with when the rank count is the same (else a balanced one).
 std::unique_ptr<Space> make_space(MPI_Comm comm, const Scene& scene, Method& method,
@@ -234,6 +248,7 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   ParticleSet particles = resumed ? std::move(resumed->particles) : make_particles(*method, scene.dimension);
   std::unique_ptr<Space> space_owner = make_space(comm, scene, *method, resumed, std::move(particles));
   Space& space = *space_owner;
+  if (!resumed) refuse_unstable_fixed_step(scene, *method, space);
   const LoadBalancePolicy balance{scene.balance.every_steps, scene.balance.threshold, scene.balance.by_time};
   checkpoints.prepare(resumed ? resumed->checkpoint.meta.step : -1);
   make_output_directory(comm, dir);

@@ -57,6 +57,10 @@ class Method {
   virtual void restore(Space& /*space*/, const StateRecord& /*state*/) {}
   // The largest stable step for the current state (collective); infinity if unbounded.
   virtual Real stable_dt(const Space& /*space*/) const { return std::numeric_limits<Real>::infinity(); }
+  // The step past which the method's explicit update is unstable in the current state (Courant
+  // number 1, no safety factor; collective); infinity if none. A fixed time.dt above it is refused
+  // before the first step.
+  virtual Real step_limit(const Space& /*space*/) const { return std::numeric_limits<Real>::infinity(); }
   // One step from time t to t + dt; particles end migrated to their owners.
   virtual void advance(Space& space, Real t, Real dt) = 0;
   virtual GlobalDiagnostics diagnostics(const Space& space) const = 0;

@@ -603,4 +603,26 @@ Scene load_scene(const std::string& path, const std::vector<std::string>& overri
   return parse_scene(text.str(), path, overrides);
 }
 
+std::string scene_location(const Scene& scene, const std::string& key_path) {
+  for (auto o = scene.overrides.rbegin(); o != scene.overrides.rend(); ++o) {  // the last --set wins
+    const std::string key = o->substr(0, o->find('='));
+    if (key_path == key || key_path.rfind(key + ".", 0) == 0) return "--set " + *o;
+  }
+  YAML::Node node;
+  try {
+    node = YAML::Load(scene.source_text);
+  } catch (const YAML::Exception&) {
+    return scene.source_path;
+  }
+  std::istringstream parts(key_path);
+  for (std::string part; std::getline(parts, part, '.');) {
+    const YAML::Node& map = node;  // const: a missing key must not be created
+    const YAML::Node child = map.IsMap() ? map[part] : YAML::Node();
+    if (!child) return scene.source_path;
+    node.reset(child);
+  }
+  const std::string line = scene::line_of(node);
+  return line.empty() ? scene.source_path : scene.source_path + ":" + line;
+}
+
 }  // namespace nendo

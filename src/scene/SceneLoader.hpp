@@ -18,4 +18,8 @@ Scene parse_scene(const std::string& text, const std::string& path,
 // Reads the file at `path`, then parse_scene().
 Scene load_scene(const std::string& path, const std::vector<std::string>& overrides = {});
 
+// Where a loaded scene's key was given, for errors found after loading: "--set key=value" for the
+// last override that set it (or a section holding it), else "file:line", else the file.
+std::string scene_location(const Scene& scene, const std::string& key_path);
+
 }  // namespace nendo

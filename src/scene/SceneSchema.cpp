@@ -11,7 +11,9 @@ namespace {
 std::vector<KeySchema> time_keys() {
   return {
       KeySchema::real("end", "simulated time at which the run stops").measured_in("s").mandatory().above(0),
-      KeySchema::real("dt", "time step: the fixed step, or the largest step when cfl is set")
+      KeySchema::real("dt",
+                      "time step: the fixed step (explicit MPM refuses one above the first step's stable "
+                      "limit dx / max(wave speed + |v|)), or the largest step when cfl is set")
           .measured_in("s")
           .when_unset("unset: the step comes from cfl alone")
           .above(0),

@@ -5,6 +5,7 @@ Usage: cli_test.py NENDO_BINARY WORK_DIR RANKS
 """
 import csv
 import os
+import shutil
 import subprocess
 import sys
 import unittest
@@ -198,6 +199,7 @@ output: {{dir: {out}, every: 0.01, fields: [velocity, stress, J, rank]}}
 
 
 def mpm_scene(name, dt, end="0.05"):
+    shutil.rmtree(os.path.join(WORK, name), ignore_errors=True)  # nothing from an earlier run
     os.makedirs(os.path.join(WORK, name), exist_ok=True)
     path = os.path.join(WORK, name, "scene.yaml")
     with open(path, "w") as f:
@@ -222,9 +224,31 @@ class Mpm(unittest.TestCase):
             self.assertTrue(np.all(np.abs(p["J"][...] - 1) < 0.05))
             self.assertTrue(set(p["rank"][...].tolist()) <= set(range(RANKS)))
 
-    def test_unstable_step_stops_with_the_last_finite_state(self):
-        path, out = mpm_scene("unstable", "0.03", end="10")  # 7x the elastic limit: blows up
+    def test_fixed_step_above_the_stable_limit_is_refused(self):
+        path, out = mpm_scene("too_large_dt", "0.03", end="10")  # 7x the elastic limit
         r = nendo("run", path)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        errors = [l for l in r.stderr.splitlines() if l.startswith("nendo: error")]
+        self.assertEqual(len(errors), 1, r.stderr)
+        # E 1e5, nu 0.3, rho 1000: c = sqrt((lambda + 2 mu)/rho) = 11.60 m/s, |v| = sqrt(5): dx/(c+|v|)
+        c = (1.0e5 * 0.7 / (1.3 * 0.4) / 1000) ** 0.5
+        limit = 0.05 / (c + 5 ** 0.5)
+        self.assertIn(f"{path}:5: key 'time.dt': the fixed step 0.03 s is above the stable limit of the first step, "
+                      f"{limit:.4g} s", errors[0])
+        self.assertIn("time.cfl", errors[0])
+        self.assertFalse(os.path.exists(out), "refused before any output")
+        r = nendo("run", path, "--set", f"time.dt={0.99 * limit:.6g}", "--steps", "2")  # just below: runs
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_unstable_step_stops_with_the_last_finite_state(self):
+        # A fresh run with this step is refused (above); a restart may change time.dt at the user's
+        # risk (--allow-scene-change), and then the non-finite guard must stop it cleanly.
+        path, out = mpm_scene("unstable", "1.0e-3", end="10")
+        ckpt = os.path.join(WORK, "unstable", "checkpoints")
+        r = nendo("run", path, "--steps", "5", "--set", f"checkpoint={{dir: {ckpt}, every_steps: 5}}")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        r = nendo("run", path, "--restart", "latest", "--allow-scene-change", "--set", "time.dt=0.03",
+                  "--set", f"checkpoint={{dir: {ckpt}, every_steps: 0}}")
         self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
         self.assertRegex(r.stderr, r"step \d+: particle \d+ has a (non-finite \w+|position outside the addressable domain)")
         failed = [f for f in os.listdir(out) if f.startswith("failed_step_")]

@@ -589,6 +589,21 @@ TEST(SceneLoader, LoadsTheExampleScenes) {
 
 TEST(SceneLoader, ReportsUnreadableFile) { EXPECT_THROW(load_scene("/nonexistent/scene.yaml"), SceneError); }
 
+// Errors found after loading (a fixed step above the stable limit) name where the key was given.
+TEST(SceneLoader, LocatesAKeyInTheFileOrInTheOverrideThatSetIt) {
+  EXPECT_EQ(scene_location(parse_scene(minimal_scene, "scene.yaml"), "time.dt"), "scene.yaml:5");
+  EXPECT_EQ(scene_location(parse_scene(minimal_scene, "scene.yaml"), "materials.jelly.E"), "scene.yaml:8");
+  EXPECT_EQ(scene_location(parse_scene(minimal_scene, "scene.yaml", {"time.dt=2e-4"}), "time.dt"),
+            "--set time.dt=2e-4");
+  EXPECT_EQ(
+      scene_location(parse_scene(minimal_scene, "scene.yaml", {"time.dt=2e-4", "time={end: 1, dt: 3e-4}"}),
+                     "time.dt"),
+      "--set time={end: 1, dt: 3e-4}");
+  EXPECT_EQ(scene_location(parse_scene(minimal_scene, "scene.yaml", {"grid.dx=0.05"}), "time.dt"),
+            "scene.yaml:5");
+  EXPECT_EQ(scene_location(parse_scene(minimal_scene, "scene.yaml"), "time.cfl"), "scene.yaml");  // not given
+}
+
 TEST(MaterialSchema, RefusesASecondModelWithTheSameName) {
   EXPECT_THROW(register_material_model({"snow", "again", {}}), Error);
 }

@@ -17,6 +17,7 @@ class MpmStepper {
   virtual void restore(const StateRecord& state) = 0;
   virtual void advance(Space& space, Real t, Real dt) = 0;
   virtual Real stable_dt(const Space& space) const = 0;
+  virtual Real step_limit(const Space& space) const = 0;
   virtual GlobalDiagnostics diagnostics(const Space& space) const = 0;
   virtual std::vector<StageTime> stage_times() const = 0;
   virtual void derive_field(const Space& space, const std::string& name, Real* out) const = 0;
@@ -31,6 +32,7 @@ class Mpm final : public Method {
   StateRecord save_state() const override { return stepper_->save_state(); }
   void restore(Space& /*space*/, const StateRecord& state) override { stepper_->restore(state); }
   Real stable_dt(const Space& space) const override { return stepper_->stable_dt(space); }
+  Real step_limit(const Space& space) const override { return stepper_->step_limit(space); }
   void advance(Space& space, Real t, Real dt) override { stepper_->advance(space, t, dt); }
   GlobalDiagnostics diagnostics(const Space& space) const override { return stepper_->diagnostics(space); }
   std::vector<StageTime> stage_times() const override { return stepper_->stage_times(); }

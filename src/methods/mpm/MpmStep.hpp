@@ -90,17 +90,15 @@ class MpmStep final : public MpmStepper {
   // spec 002 §9.3: Δt_elastic = C h / max_p c_p with the hardened dilatational wave speed.
   Real stable_dt(const Space& space) const override {
     if (cfl_ <= 0 || implicit_) return std::numeric_limits<Real>::infinity();
-    const ParticleSet& ps = space.particles();
-    const Fields f = fields(ps);
-    Real local = 0, c = 0;
-    for (std::size_t p = 0; p < ps.size(); ++p) {
-      const int m = f.material(p);
-      local = std::max(
-          local,
-          std::visit([&](const auto& mat) { return mat.wave_speed(density_[m], f.Jp(p)); }, materials_[m]));
-    }
-    MPI_Allreduce(&local, &c, 1, MPI_DOUBLE, MPI_MAX, space.comm());
+    const Real c = max_signal_speed(space, false);
     return c > 0 ? cfl_ * space.geometry().dx / c : std::numeric_limits<Real>::infinity();
+  }
+
+  // The explicit step is unstable past h / max_p (c_p + |v_p|) (Courant number 1).
+  Real step_limit(const Space& space) const override {
+    if (implicit_) return std::numeric_limits<Real>::infinity();
+    const Real c = max_signal_speed(space, true);
+    return c > 0 ? space.geometry().dx / c : std::numeric_limits<Real>::infinity();
   }
 
   void advance(Space& space, Real t, Real dt) override {
@@ -187,6 +185,27 @@ class MpmStep final : public MpmStepper {
   }
 
  private:
+  // max_p c_p (the hardened dilatational wave speed), plus |v_p| with `advective`; collective.
+  Real max_signal_speed(const Space& space, bool advective) const {
+    const ParticleSet& ps = space.particles();
+    const Fields f = fields(ps);
+    const Real* v = ps.real("velocity");
+    Real local = 0, c = 0;
+    for (std::size_t p = 0; p < ps.size(); ++p) {
+      const int m = f.material(p);
+      Real speed =
+          std::visit([&](const auto& mat) { return mat.wave_speed(density_[m], f.Jp(p)); }, materials_[m]);
+      if (advective) {
+        Real v2 = 0;
+        for (int a = 0; a < D; ++a) v2 += v[D * p + a] * v[D * p + a];
+        speed += std::sqrt(v2);
+      }
+      local = std::max(local, speed);
+    }
+    MPI_Allreduce(&local, &c, 1, MPI_DOUBLE, MPI_MAX, space.comm());
+    return c;
+  }
+
   // What the stages read per particle besides F, x, v, B. A particle carries J_P only when the
   // scene has a plastic material and its material index only when there are several; its mass is
   // ρ V⁰ (Mpm::register_fields): 208 bytes per particle for an elastic 3D scene.
