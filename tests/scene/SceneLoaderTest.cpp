@@ -587,6 +587,58 @@ TEST(SceneLoader, LoadsTheExampleScenes) {
   EXPECT_EQ(drop2d.grid.dx, 0.02);
 }
 
+// The ```yaml blocks of README.md and docs/: a whole scene (it has `method:`) loads as it is; a
+// section (`checkpoint:`, `catalyst:`, ...) loads in place of that section of a minimal scene;
+// list items ("- {shape: ...}") are pieces of a list and are not checked on their own. Relative
+// paths start from jobs/scenes/, as in the scenes the docs describe.
+std::vector<std::string> yaml_blocks(const fs::path& markdown) {
+  std::ifstream in(markdown);
+  std::vector<std::string> blocks;
+  std::string line, block;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    const std::string trimmed = line.substr(std::min(line.find_first_not_of(' '), line.size()));
+    if (!inside && trimmed == "```yaml") {
+      inside = true, block.clear();
+    } else if (inside && trimmed.rfind("```", 0) == 0) {
+      inside = false, blocks.push_back(block);
+    } else if (inside) {
+      block += line + "\n";
+    }
+  }
+  return blocks;
+}
+
+std::string scene_with_section(const std::string& section) {
+  const std::string key = section.substr(0, section.find(':'));
+  std::istringstream lines(minimal_scene);
+  std::string out, line;
+  while (std::getline(lines, line))
+    if (line.rfind(key + ":", 0) != 0) out += line + "\n";
+  return out + section;
+}
+
+TEST(SceneLoader, LoadsEverySceneSnippetOfTheDocs) {
+  std::vector<fs::path> pages{source_dir() / "README.md"};
+  for (const auto& entry : fs::recursive_directory_iterator(source_dir() / "docs"))
+    if (entry.path().extension() == ".md") pages.push_back(entry.path());
+  int checked = 0;
+  for (const fs::path& page : pages)
+    for (const std::string& block : yaml_blocks(page)) {
+      const std::size_t first = block.find_first_not_of(" \n");
+      if (first == std::string::npos || block[first] == '-' || block[first] == '#') continue;
+      const bool whole = block.find("\nmethod:") != std::string::npos || block.rfind("method:", 0) == 0;
+      const std::string text = whole ? (block.find("nendo:") == std::string::npos ? "nendo: 1\n" : "") + block
+                                     : scene_with_section(block);
+      // As if it were a scene in jobs/scenes/, where the docs' relative paths start.
+      EXPECT_NO_THROW(parse_scene(text, (source_dir() / "jobs/scenes/snippet.yaml").string()))
+          << page << ":\n"
+          << block;
+      ++checked;
+    }
+  EXPECT_GE(checked, 3);
+}
+
 TEST(SceneLoader, ReportsUnreadableFile) { EXPECT_THROW(load_scene("/nonexistent/scene.yaml"), SceneError); }
 
 // Errors found after loading (a fixed step above the stable limit) name where the key was given.
