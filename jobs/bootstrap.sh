@@ -6,6 +6,8 @@
 #   bash jobs/bootstrap.sh test    # install, build, run every test (ctest)
 #   bash jobs/bootstrap.sh build   # install and build only
 #   bash jobs/bootstrap.sh without-catalyst   # CI: the build without ParaView builds and runs
+#   bash jobs/bootstrap.sh fuzz    # CI: the scene loader under libFuzzer + ASan/UBSan, 60 s
+#                                  # (NENDO_FUZZ_SECONDS), from the shipped scenes
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -21,6 +23,7 @@ PACKAGES=(
   libglew-dev libnetcdf-dev liblz4-dev libdouble-conversion-dev libutfcpp-dev
   libx11-dev libfreetype-dev libxml2-dev libboost-dev
   slurm-wlm munge
+  clang-14 libclang-rt-14-dev  # the scene fuzzer (libFuzzer, ASan, UBSan)
 )
 
 # OpenMPI refuses root without these; tests run 3 and 4 ranks on small machines.
@@ -69,6 +72,30 @@ check_without_catalyst() {
   echo "== the build without Catalyst runs, and refuses Catalyst scripts clearly"
 }
 
+# libFuzzer on parse_scene() (tests/fuzz), seeded with every scene in jobs/ and tests/ and the
+# inputs that once found a bug (tests/fuzz/regressions/). A crash, a hang (10 s), a sanitizer
+# report or an exception other than SceneError fails; the input is left in build-fuzz/artifacts/.
+fuzz() {
+  install_packages
+  local dir=build-fuzz
+  echo "== building the scene fuzzer in $dir (clang, ASan, UBSan)"
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang-14 \
+    -DCMAKE_CXX_COMPILER=clang++-14 -DNENDO_BUILD_FUZZERS=ON -DNENDO_BUILD_TESTS=OFF \
+    -DNENDO_BUILD_BENCHMARKS=OFF -DNENDO_WITH_CATALYST=OFF
+  cmake --build "$dir" -j "$JOBS" --target nendo_scene_fuzz
+  rm -rf "$dir/corpus" "$dir/artifacts" && mkdir -p "$dir/corpus" "$dir/artifacts"
+  find jobs tests -name '*.yaml' | while read -r f; do cp "$f" "$dir/corpus/$(echo "$f" | tr / _)"; done
+  cp tests/fuzz/regressions/* "$dir/corpus/" 2>/dev/null || true
+  echo "== fuzzing the scene loader for ${NENDO_FUZZ_SECONDS:-60} s from $(ls "$dir/corpus" | wc -l) inputs"
+  "$dir/tests/fuzz/nendo_scene_fuzz" -max_total_time="${NENDO_FUZZ_SECONDS:-60}" -timeout=10 -rss_limit_mb=4096 \
+    -print_final_stats=1 -artifact_prefix="$dir/artifacts/" "$dir/corpus" 2>&1 | grep -v "^#\|^\"\|^INFO" || true
+  if [ -n "$(ls -A "$dir/artifacts")" ]; then
+    echo "== the fuzzer found inputs that break the scene loader: $dir/artifacts/" >&2
+    exit 1
+  fi
+  echo "== the scene fuzzer ran clean"
+}
+
 demo() {
   build
   rm -rf out/demo
@@ -88,5 +115,6 @@ case "${1:-}" in
   test) run_tests ;;
   build) build ;;
   without-catalyst) check_without_catalyst ;;
-  *) echo "usage: bash jobs/bootstrap.sh demo|test|build|without-catalyst" >&2; exit 2 ;;
+  fuzz) fuzz ;;
+  *) echo "usage: bash jobs/bootstrap.sh demo|test|build|without-catalyst|fuzz" >&2; exit 2 ;;
 esac

@@ -297,7 +297,9 @@ inline void polar_rotation_batch(const Real* F, Real* R, int count) {
     int active = 0;
     for (int l = 0; l < W; ++l) active += state[l] < 2 ? 1 : 0;
     if (active == 0) break;
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC ivdep
+#endif
     for (int l = 0; l < W; ++l) {
       const Real c0 = x[4][l] * x[8][l] - x[5][l] * x[7][l], c1 = x[5][l] * x[6][l] - x[3][l] * x[8][l],
                  c2 = x[3][l] * x[7][l] - x[4][l] * x[6][l], c3 = x[2][l] * x[7][l] - x[1][l] * x[8][l],

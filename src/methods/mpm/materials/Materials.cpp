@@ -13,9 +13,10 @@ namespace {
 template <class... Models>
 MpmMaterial make_by_name(const MaterialSettings& settings, const std::variant<Models...>* /*tag*/) {
   std::optional<MpmMaterial> material;
-  ((settings.model == Models::kName ? (material.emplace(std::in_place_type<Models>, settings), true)
-                                    : false) ||
-   ...);
+  static_cast<void>(
+      ((settings.model == Models::kName ? (material.emplace(std::in_place_type<Models>, settings), true)
+                                        : false) ||
+       ...));
   if (!material) throw Error("unknown MPM material model '" + settings.model + "'");
   return std::move(*material);
 }
