@@ -220,22 +220,22 @@ void ParticleSet::pack(const std::size_t* indices, std::size_t count, std::vecto
     }
 }
 
+const unsigned char* ParticleSet::unpack_one(std::size_t particle, const unsigned char* in) {
+  for (auto& f : fields_) {
+    f.unpack(particle, in);
+    in += f.bytes_per_particle();
+  }
+  return in;
+}
+
 void ParticleSet::unpack_append(const unsigned char* in, std::size_t count) {
   const std::size_t first = size_;
   resize(size_ + count);
-  for (std::size_t n = 0; n < count; ++n)
-    for (auto& f : fields_) {
-      f.unpack(first + n, in);
-      in += f.bytes_per_particle();
-    }
+  for (std::size_t n = 0; n < count; ++n) in = unpack_one(first + n, in);
 }
 
 void ParticleSet::unpack_over(const unsigned char* in, const std::size_t* indices, std::size_t count) {
-  for (std::size_t n = 0; n < count; ++n)
-    for (auto& f : fields_) {
-      f.unpack(indices[n], in);
-      in += f.bytes_per_particle();
-    }
+  for (std::size_t n = 0; n < count; ++n) in = unpack_one(indices[n], in);
 }
 
 ParticleSet ParticleSet::empty_like() const {

@@ -97,6 +97,9 @@ class ParticleSet {
   ParticleSet empty_like() const;
 
  private:
+  // One particle's packed bytes into slot `particle`; returns the next particle's bytes.
+  const unsigned char* unpack_one(std::size_t particle, const unsigned char* in);
+
   int dimension_;
   std::size_t size_ = 0;
   std::vector<ParticleField> fields_;

@@ -73,9 +73,17 @@ def launch(args, ranks):
     return ["mpirun", "-np", str(ranks)] + shlex.split(args.mpirun_args)
 
 
-def run_nendo(args, method, kind, ranks, steps, out, extra=()):
+NO_OUTPUT = ["--set", "output={every_steps: 1000000}"]  # timed runs write only their first state
+
+
+def nendo_command(args, method, kind, ranks, steps, out, extra=(), launcher=None):
     scene, sets = METHODS[method][0](kind, ranks, args.scale)
-    cmd = launch(args, ranks) + [args.nendo, "run", scene, "--steps", str(steps), "--output", out] + sets + list(extra)
+    return ((launcher or launch(args, ranks)) + [args.nendo, "run", scene, "--steps", str(steps), "--output", out] +
+            sets + list(extra))
+
+
+def run_nendo(args, method, kind, ranks, steps, out, extra=()):
+    cmd = nendo_command(args, method, kind, ranks, steps, out, extra)
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if proc.returncode != 0:
         sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stdout[-3000:]}")
@@ -85,7 +93,7 @@ def run_nendo(args, method, kind, ranks, steps, out, extra=()):
 def timed_run(args, method, kind, ranks):
     out = os.path.join(args.out, f"{method}-{kind}-{ranks}")
     steps = args.steps or METHODS[method][1]
-    cmd, text = run_nendo(args, method, kind, ranks, steps, out, ["--set", "output={every_steps: 1000000}"])
+    cmd, text = run_nendo(args, method, kind, ranks, steps, out, NO_OUTPUT)
     s, m, p = STEPS_LINE.search(text), MPI_LINE.search(text), PARTICLES_LINE.search(text)
     if not (s and m and p):
         sys.exit(f"no timing lines in the output of {' '.join(cmd)}\n{text[-3000:]}")
@@ -98,12 +106,9 @@ def pair_run(args, method):
     """Two 1-rank weak cases at once, on cores 0 and 1; the slower one's step time."""
     procs = []
     for core in (0, 1):
-        out = os.path.join(args.out, f"{method}-pair-{core}")
-        scene, sets = METHODS[method][0]("weak", 1, args.scale)
-        steps = args.steps or METHODS[method][1]
-        cmd = (["taskset", "-c", str(core), "mpirun", "-np", "1", "--bind-to", "none"] + shlex.split(args.mpirun_args) +
-               [args.nendo, "run", scene, "--steps", str(steps), "--output", out, "--set",
-                "output={every_steps: 1000000}"] + sets)
+        pinned = ["taskset", "-c", str(core), "mpirun", "-np", "1", "--bind-to", "none"] + shlex.split(args.mpirun_args)
+        cmd = nendo_command(args, method, "weak", 1, args.steps or METHODS[method][1],
+                            os.path.join(args.out, f"{method}-pair-{core}"), NO_OUTPUT, launcher=pinned)
         procs.append((cmd, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
     seconds = []
     for cmd, proc in procs:
