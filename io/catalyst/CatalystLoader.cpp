@@ -1,10 +1,12 @@
 // CatalystAdaptor: loads the Catalyst plugin (InSituBackend.hpp) the first time a run needs it.
-// The plugin is looked for at $NENDO_CATALYST_PLUGIN, else where the build put it, else where
-// `cmake --install` puts it; a build without ParaView has none, and says how to get one.
+// The plugin is looked for at $NENDO_CATALYST_PLUGIN, else beside an installed program
+// (PREFIX/bin/nendo → PREFIX/lib/nendo/), else where the build put it, else where `cmake --install`
+// was configured to put it; a build without ParaView has none, and says how to get one.
 #include <dlfcn.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <system_error>
 
 #include "core/Error.hpp"
 #include "io/catalyst/InSituBackend.hpp"
@@ -21,6 +23,10 @@ struct Plugin {
 std::vector<std::string> plugin_candidates() {
   if (const char* path = std::getenv("NENDO_CATALYST_PLUGIN")) return {path};
   std::vector<std::string> paths;
+  std::error_code error;
+  const std::filesystem::path program = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error && *NENDO_CATALYST_PLUGIN_RELATIVE)
+    paths.push_back((program.parent_path().parent_path() / NENDO_CATALYST_PLUGIN_RELATIVE).string());
   for (const char* path : {NENDO_CATALYST_PLUGIN_BUILD, NENDO_CATALYST_PLUGIN_INSTALL})
     if (*path) paths.emplace_back(path);
   return paths;
