@@ -1,5 +1,7 @@
 #include "io/DiagnosticsCsv.hpp"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -34,6 +36,21 @@ std::optional<std::int64_t> leading_step(const std::string& line) {
   }
 }
 
+// Writes text to path through path.tmp and a rename; the error, or "".
+std::string replace_file(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp";
+  std::FILE* file = std::fopen(temporary.c_str(), "w");
+  if (!file) return path + ": cannot create " + temporary + ": " + std::strerror(errno);
+  const bool written = std::fputs(text.c_str(), file) >= 0 && std::fflush(file) == 0;
+  const int code = errno;
+  if (std::fclose(file) != 0 || !written || std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(written ? errno : code);
+    std::remove(temporary.c_str());
+    return path + ": writing the diagnostics file failed: " + why;
+  }
+  return "";
+}
+
 }  // namespace
 
 DiagnosticsCsv::DiagnosticsCsv(MPI_Comm comm, const std::string& directory,
@@ -66,16 +83,15 @@ DiagnosticsCsv::DiagnosticsCsv(MPI_Comm comm, const std::string& directory,
         }
       }
     }
+    // The kept rows go through a temporary and a rename: a full disk leaves the old file whole.
     if (error.empty()) {
-      file_ = std::fopen(path_.c_str(), "w");
-      if (!file_) {
-        error = path_ + ": cannot create the diagnostics file: " + std::strerror(errno);
-      } else {
-        std::string text = header() + "\n";
-        for (const std::string& line : kept) text += line + "\n";
-        if (std::fputs(text.c_str(), file_) < 0 || std::fflush(file_) != 0)
-          error = path_ + ": writing the diagnostics file failed: " + std::strerror(errno);
-      }
+      std::string text = header() + "\n";
+      for (const std::string& line : kept) text += line + "\n";
+      error = replace_file(path_, text);
+    }
+    if (error.empty()) {
+      file_ = std::fopen(path_.c_str(), "a");
+      if (!file_) error = path_ + ": cannot open the diagnostics file: " + std::strerror(errno);
     }
   }
   raise_collectively(comm_, error);
@@ -106,8 +122,16 @@ std::string DiagnosticsCsv::format(const DiagnosticsRow& row) const {
 void DiagnosticsCsv::append(const DiagnosticsRow& row) {
   const std::string line = format(row) + "\n";  // throws alike on every rank
   std::string error;
-  if (file_ && (std::fputs(line.c_str(), file_) < 0 || std::fflush(file_) != 0))
+  std::error_code code;
+  const std::uintmax_t before = file_ ? std::filesystem::file_size(path_, code) : 0;
+  if (file_ && (std::fputs(line.c_str(), file_) < 0 || std::fflush(file_) != 0)) {
     error = path_ + ": writing a diagnostics row failed: " + std::strerror(errno);
+    // No half row: the file ends with the last whole one, and takes no more.
+    std::fclose(file_);
+    file_ = nullptr;
+    if (code || ::truncate(path_.c_str(), static_cast<off_t>(before)) != 0)
+      error += " (and cutting the half row failed)";
+  }
   raise_collectively(comm_, error);
 }
 

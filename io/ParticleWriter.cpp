@@ -322,7 +322,9 @@ ParticleFileInfo ParticleWriter::write_file(MPI_Comm comm, const std::string& pa
   }
 
   const std::string temporary = path + ".tmp";
-  if (options.sync) check_space(comm, path, total * particles.bytes_per_particle());
+  std::uint64_t bytes = 0;  // the particle data the file will hold
+  for (const ParticleField* field : fields) bytes += total * field->bytes_per_particle();
+  check_space(comm, path, bytes);
   // Checksums first: they take collective sums, which must not interleave with a failure below.
   std::vector<std::uint64_t> checksums;
   if (options.checksums)
@@ -377,7 +379,7 @@ ParticleFileInfo ParticleWriter::write_file(MPI_Comm comm, const std::string& pa
         if (!failure.empty()) throw Error(failure);
       });
     // A file with holes is read back; unless the file system compresses, that is a lost write.
-    if (options.sync && stored_less_than(comm, temporary, total * particles.bytes_per_particle()))
+    if (stored_less_than(comm, temporary, bytes))
       agreed([&] {
         try {
           ParticleReader::read(comm, temporary, nullptr, options.checksums);

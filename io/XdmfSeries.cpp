@@ -122,10 +122,17 @@ void replace_file(const std::string& path, const std::string& text) {
     if (!out) throw Error(name + ": cannot create " + temporary + ": " + std::strerror(errno));
     out << text;
     out.flush();
-    if (!out) throw Error(name + ": writing " + temporary + " failed: " + std::strerror(errno));
+    if (!out) {
+      const std::string why = std::strerror(errno);
+      std::remove(temporary.c_str());  // no interrupted file left behind
+      throw Error(name + ": writing " + temporary + " failed: " + why);
+    }
   }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0)
-    throw Error(name + ": renaming " + temporary + " to " + path + " failed: " + std::strerror(errno));
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(temporary.c_str());
+    throw Error(name + ": renaming " + temporary + " to " + path + " failed: " + why);
+  }
 }
 
 // A time step's Grid up to its Topology: `elements` cells of `per_element` nodes listed in dataset.

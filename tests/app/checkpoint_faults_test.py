@@ -1,12 +1,14 @@
 #!/usr/bin/python3
-"""Checkpoints under faults, for real: damaged files, a full disk, a read-only directory, a rank
-killed with SIGKILL in the middle of a write, stop signals, the wall-time budget, and a scene that
+"""Checkpoints and outputs under faults, for real: damaged files, a full disk, a read-only directory
+(for checkpoints and for outputs), a rank killed with SIGKILL in the middle of a write and between
+writes, stop signals, the wall-time budget, and a scene that
 changed. After each, the last good checkpoint restarts and the run ends bitwise identical to the
 uninterrupted one. Needs root (tmpfs and read-only bind mounts).
 
-Usage: checkpoint_faults_test.py NENDO_BINARY WORK_DIR RANKS
+Usage: checkpoint_faults_test.py NENDO_BINARY WORK_DIR RANKS [Faults.test_name ...]
 """
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -84,6 +86,14 @@ def children(pid):
                         found.append(int(entry))
             except (OSError, IndexError, ValueError):
                 pass
+    return found
+
+
+def contents(folder):
+    found = {}
+    for name in os.listdir(folder):
+        with open(os.path.join(folder, name), "rb") as f:
+            found[name] = f.read()
     return found
 
 
@@ -248,6 +258,83 @@ class Faults(unittest.TestCase):
         self.assertEqual([n for n in os.listdir(folder) if n.endswith(".tmp")], [])
         self.assert_ends_like_the_reference(directory, big=True)
 
+    def test_a_rank_killed_between_writes_ends_the_job_within_seconds(self):
+        directory = self.fresh("killed-stepping")
+        folder = os.path.join(directory, "checkpoints")
+        job = subprocess.Popen(command(directory, self.big, "--set", "checkpoint.every_steps=40"),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 120
+        while time.time() < deadline and job.poll() is None:
+            names = os.listdir(folder) if os.path.isdir(folder) else []
+            if "checkpoint_000000040.h5" in names and not any(n.endswith(".tmp") for n in names):
+                break
+            time.sleep(0.01)
+        self.assertIsNone(job.poll(), "the run ended before the kill")
+        os.kill(children(job.pid)[-1], signal.SIGKILL)
+        killed_at = time.time()
+        job.wait(timeout=60)
+        print("the job ended %.2f s after the kill" % (time.time() - killed_at), file=sys.stderr)
+        self.assertLess(time.time() - killed_at, 10, "the job did not end within seconds of the kill")
+        self.assertNotEqual(job.returncode, 0)
+        for path in checkpoints(directory):
+            self.assertIn("checksums: verified", info(path).stdout, path)
+        self.resume_to_the_end(directory, self.big)
+        self.assert_ends_like_the_reference(directory, big=True)
+
+    # --- output files that cannot be written ---
+
+    def assert_output_files_are_whole(self, out):
+        names = sorted(os.listdir(out))
+        self.assertEqual([n for n in names if n.endswith(".tmp")], [], "an interrupted file was left behind")
+        files = [n for n in names if n.startswith("particles_")]
+        for name in files:
+            self.assertEqual(info(os.path.join(out, name)).returncode, 0, name)
+        with open(os.path.join(out, "particles.xdmf")) as f:  # the series names only whole files
+            listed = sorted(set(re.findall(r"particles_\d+\.h5", f.read())))
+        self.assertEqual(listed, files)
+        with open(os.path.join(out, "diagnostics.csv")) as f:  # whole rows only
+            text = f.read()
+        lines = text.split("\n")
+        self.assertEqual(lines[-1], "", "the last row is cut")
+        self.assertEqual({line.count(",") for line in lines[:-1]}, {lines[0].count(",")})
+        return files
+
+    def test_a_full_output_disk_stops_cleanly_and_keeps_the_written_outputs(self):
+        directory = self.fresh("full-output")
+        out = os.path.join(directory, "out")
+        os.makedirs(out)
+        mount("-t", "tmpfs", "-o", "size=%d" % (3 * 160 * 1024), "tmpfs", out)  # room for 2-3 of 6 outputs
+        try:
+            done = run(directory, self.scene, "--set", "checkpoint.every_steps=20", expect=1)
+            self.assertIn("No space left", done.stderr)
+            self.assertNotIn("MPI_ABORT", done.stderr + done.stdout)
+            files = self.assert_output_files_are_whole(out)
+            self.assertGreaterEqual(len(files), 1)
+            self.assertLess(len(files), 6)
+        finally:
+            subprocess.run(["umount", out])
+        self.resume_to_the_end(directory)
+        self.assert_ends_like_the_reference(directory)
+
+    def test_a_read_only_output_directory_stops_cleanly_and_keeps_the_written_outputs(self):
+        directory = self.fresh("read-only-output")
+        out = os.path.join(directory, "out")
+        run(directory, self.scene, "--steps", "60", "--set", "checkpoint.every_steps=60")
+        before = contents(out)
+        mount("--bind", out, out)
+        try:
+            mount("-o", "remount,ro,bind", out)
+            done = run(directory, self.scene, "--restart", "latest", expect=1)
+            self.assertIn("Read-only file system", done.stderr)
+            self.assertIn(out, done.stderr)
+            self.assertNotIn("MPI_ABORT", done.stderr + done.stdout)
+        finally:
+            subprocess.run(["umount", out])
+        self.assertEqual(contents(out), before)
+        self.assert_output_files_are_whole(out)
+        self.resume_to_the_end(directory)
+        self.assert_ends_like_the_reference(directory)
+
     # --- stopping early on purpose ---
 
     def stopped_by(self, name, send, reason):
@@ -311,4 +398,4 @@ class Faults(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(argv=[sys.argv[0], "-v"])
+    unittest.main(argv=[sys.argv[0], "-v"] + sys.argv[4:])  # then test names, if any
