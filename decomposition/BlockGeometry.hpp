@@ -30,6 +30,13 @@ struct BlockGeometry {
     return c;
   }
   BlockKey key_of(const Real* x) const { return encode_block_key(block_of(x)); }
+  // Whether x is finite and inside the blocks that keys address (if not, key_of would throw).
+  bool addressable(const Real* x) const {
+    const Real reach = Real(kBlockCoordMax) * block;  // in cells
+    for (int a = 0; a < dimension; ++a)
+      if (!(std::abs((x[a] - origin[a]) / dx) < reach)) return false;  // NaN fails too
+    return true;
+  }
 };
 
 }  // namespace nendo

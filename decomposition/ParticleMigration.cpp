@@ -1,9 +1,32 @@
 #include "decomposition/ParticleMigration.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 
 namespace nendo {
+
+// Collective, before any particle moves: a position that no block holds (this rank's lowest such
+// id is `stray`, or the largest id for none) stops every rank alike.
+void ParticleMigration::require_addressable(const ParticleSet& particles, ParticleId stray) const {
+  const int dim = particles.dimension();
+  const Real* x = particles.positions();
+  ParticleId first = 0;
+  MPI_Allreduce(&stray, &first, 1, MPI_UINT64_T, MPI_MIN, exchange_.comm());
+  if (first == std::numeric_limits<ParticleId>::max()) return;
+  int finite = 1;  // of the lowest id's position, from its rank
+  if (stray == first) {
+    std::size_t p = 0;
+    while (particles.ids()[p] != first) ++p;
+    for (int a = 0; a < dim; ++a) finite = finite && std::isfinite(x[dim * p + a]);
+  }
+  int all_finite = 1;
+  MPI_Allreduce(&finite, &all_finite, 1, MPI_INT, MPI_MIN, exchange_.comm());
+  throw StrayParticleError(first, all_finite
+                                      ? "position outside the addressable domain (±2^20 blocks per axis)"
+                                      : "non-finite position");
+}
 
 ParticleBlocks ParticleMigration::migrate(ParticleSet& particles, const BlockGeometry& geometry,
                                           const Partition& partition) {
@@ -16,13 +39,19 @@ ParticleBlocks ParticleMigration::migrate(ParticleSet& particles, const BlockGeo
   // Particles in one block share an owner: look it up once per run of equal keys.
   BlockKey last_key = kBlockKeyEnd;
   int last_owner = me;
+  ParticleId stray = std::numeric_limits<ParticleId>::max();
   for (std::size_t p = 0; p < particles.size(); ++p) {
+    if (!geometry.addressable(x + dim * p)) {
+      stray = std::min(stray, particles.ids()[p]);
+      continue;
+    }
     const BlockKey key = geometry.key_of(x + dim * p);
     if (key != last_key) last_key = key, last_owner = partition.owner(key);
     if (last_owner == me) continue;
     leaving[last_owner].push_back(p);
     keep[p] = false;
   }
+  require_addressable(particles, stray);
   std::map<int, Bytes> outgoing;
   holes_.clear();
   for (const auto& [rank, indices] : leaving) {

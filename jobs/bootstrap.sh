@@ -5,9 +5,10 @@
 #   bash jobs/bootstrap.sh demo    # install, build, run jobs/scenes/demo.yaml under mpirun -np 2
 #   bash jobs/bootstrap.sh test    # install, build, run every test (ctest)
 #   bash jobs/bootstrap.sh build   # install and build only
-#   bash jobs/bootstrap.sh without-catalyst   # CI: the build without ParaView builds and runs
-#   bash jobs/bootstrap.sh fuzz    # CI: the scene loader under libFuzzer + ASan/UBSan, 60 s
-#                                  # (NENDO_FUZZ_SECONDS), from the shipped scenes
+#   bash jobs/bootstrap.sh sanitize   # CI: a second build with clang, ASan + UBSan and no ParaView:
+#                                     # the sanitizer suite on 1-4 ranks, a few steps of each method,
+#                                     # the refusal of Catalyst scripts, and the scene fuzzer (60 s,
+#                                     # NENDO_FUZZ_SECONDS); `without-catalyst` and `fuzz` do one part
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -52,19 +53,49 @@ build() {
   cmake --build "$BUILD_DIR" -j "$JOBS"
 }
 
+# CI's second build (build-sanitize): clang with AddressSanitizer and UndefinedBehaviorSanitizer,
+# -O1 with assertions on, without ParaView. Every report stops the program that made it.
+SANITIZED_DIR=build-sanitize
+export ASAN_OPTIONS=detect_stack_use_after_return=1:strict_string_checks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export LSAN_OPTIONS=suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppressions=0
+
+build_sanitized() {
+  install_packages
+  echo "== building with ASan + UBSan, without Catalyst, in $SANITIZED_DIR: $*"
+  cmake -S . -B "$SANITIZED_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang-14 \
+    -DCMAKE_CXX_COMPILER=clang++-14 "-DCMAKE_C_FLAGS_RELEASE=-O1 -gline-tables-only" \
+    "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -gline-tables-only" -DNENDO_SANITIZE=ON -DNENDO_BUILD_FUZZERS=ON \
+    -DNENDO_BUILD_BENCHMARKS=OFF -DNENDO_WITH_CATALYST=OFF
+  cmake --build "$SANITIZED_DIR" -j "$JOBS" --target "$@"
+}
+
+# The sanitizer suite (the spine's tests and one test per method, 1-4 ranks; tests/CMakeLists.txt)
+# and a few steps of one scene of each method on 2 ranks, under ASan + UBSan.
+sanitized_tests() {
+  echo "== the sanitizer suite under ASan + UBSan"
+  ctest --test-dir "$SANITIZED_DIR" -L sanitizer_suite --output-on-failure -j "$JOBS" --timeout 600
+  local out scene
+  out=$(mktemp -d)
+  for scene in jobs/scenes/mpm/jelly-drop-2d.yaml jobs/scenes/mpm/stiff-drop-implicit.yaml \
+    jobs/scenes/pbd_powder/pour.yaml jobs/scenes/slave_sph/cube-soft.yaml \
+    jobs/scenes/shape_matching/bar-twist.yaml jobs/scenes/fem/cantilever-small.yaml; do
+    echo "== $scene, 5 steps on 2 ranks under ASan + UBSan"
+    mpirun -np 2 "$SANITIZED_DIR/src/app/nendo" run "$scene" --steps 5 --output "$out/run" \
+      --set checkpoint.dir="$out/checkpoints" >"$out/log" 2>&1 || { cat "$out/log"; exit 1; }
+    rm -rf "$out/run" "$out/checkpoints"
+  done
+  rm -rf "$out"
+}
+
 # nendo also builds and runs without ParaView; --catalyst then stops with a clear error (exit 2).
 check_without_catalyst() {
-  install_packages
-  local dir=build-nocatalyst out
-  echo "== building without Catalyst in $dir"
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNENDO_WITH_CATALYST=OFF \
-    -DNENDO_BUILD_TESTS=OFF -DNENDO_BUILD_BENCHMARKS=OFF
-  cmake --build "$dir" -j "$JOBS" --target nendo
+  local nendo=$SANITIZED_DIR/src/app/nendo out
   out=$(mktemp -d)
-  mpirun -np 2 "$dir/src/app/nendo" run jobs/scenes/mpm/jelly-drop-2d.yaml --steps 20 --output "$out/run"
+  mpirun -np 2 "$nendo" run jobs/scenes/mpm/jelly-drop-2d.yaml --steps 20 --output "$out/run"
   test -f "$out/run/particles_000001.h5"
   local code=0
-  mpirun -np 2 "$dir/src/app/nendo" run jobs/scenes/mpm/jelly-drop-2d.yaml --steps 20 --output "$out/refused" \
+  mpirun -np 2 "$nendo" run jobs/scenes/mpm/jelly-drop-2d.yaml --steps 20 --output "$out/refused" \
     --catalyst jobs/catalyst/extracts.py >"$out/log" 2>&1 || code=$?
   grep -q "built without ParaView Catalyst" "$out/log" && [ "$code" -eq 2 ] ||
     { cat "$out/log"; echo "== expected exit 2 and a message, got $code" >&2; exit 1; }
@@ -74,15 +105,9 @@ check_without_catalyst() {
 
 # libFuzzer on parse_scene() (tests/fuzz), seeded with every scene in jobs/ and tests/ and the
 # inputs that once found a bug (tests/fuzz/regressions/). A crash, a hang (10 s), a sanitizer
-# report or an exception other than SceneError fails; the input is left in build-fuzz/artifacts/.
+# report or an exception other than SceneError fails; the input is left in $SANITIZED_DIR/artifacts/.
 fuzz() {
-  install_packages
-  local dir=build-fuzz
-  echo "== building the scene fuzzer in $dir (clang, ASan, UBSan)"
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang-14 \
-    -DCMAKE_CXX_COMPILER=clang++-14 -DNENDO_BUILD_FUZZERS=ON -DNENDO_BUILD_TESTS=OFF \
-    -DNENDO_BUILD_BENCHMARKS=OFF -DNENDO_WITH_CATALYST=OFF
-  cmake --build "$dir" -j "$JOBS" --target nendo_scene_fuzz
+  local dir=$SANITIZED_DIR
   rm -rf "$dir/corpus" "$dir/artifacts" && mkdir -p "$dir/corpus" "$dir/artifacts"
   find jobs tests -name '*.yaml' | while read -r f; do cp "$f" "$dir/corpus/$(echo "$f" | tr / _)"; done
   cp tests/fuzz/regressions/* "$dir/corpus/" 2>/dev/null || true
@@ -114,7 +139,13 @@ case "${1:-}" in
   demo) demo ;;
   test) run_tests ;;
   build) build ;;
-  without-catalyst) check_without_catalyst ;;
-  fuzz) fuzz ;;
-  *) echo "usage: bash jobs/bootstrap.sh demo|test|build|without-catalyst|fuzz" >&2; exit 2 ;;
+  sanitize)
+    build_sanitized nendo nendo_scene_fuzz nendo_sanitizer_suite
+    sanitized_tests
+    check_without_catalyst
+    fuzz
+    ;;
+  without-catalyst) build_sanitized nendo && check_without_catalyst ;;
+  fuzz) build_sanitized nendo_scene_fuzz && fuzz ;;
+  *) echo "usage: bash jobs/bootstrap.sh demo|test|build|sanitize|without-catalyst|fuzz" >&2; exit 2 ;;
 esac

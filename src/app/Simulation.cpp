@@ -18,9 +18,11 @@
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
 #include "core/MpiTime.hpp"
+#include "decomposition/ParticleMigration.hpp"
 #include "io/DiagnosticsCsv.hpp"
 #include "io/ParticleWriter.hpp"
 #include "methods/Method.hpp"
+#include "methods/StateGuard.hpp"
 #include "scene/SceneLoader.hpp"
 #include "solvers/PetscSession.hpp"
 
@@ -112,9 +114,11 @@ void make_output_directory(MPI_Comm comm, const std::string& dir) {
   if (!ok) throw Error("cannot create the output directory '" + dir + "'" + (why.empty() ? "" : ": " + why));
 }
 
-// The step that produced a non-finite value is not finished: the file holds every particle's
-// last finite state (all but the failed particles advanced to step + 1, those at step), written
-// collectively before the error reaches main.
+// The step that produced a non-finite value is not finished. For a method that checks its own
+// state (MPM) the file holds every particle's last finite state (all but the failed particles
+// advanced to step + 1, those at step); for the others, the state the step left, non-finite values
+// included (the last checkpoint has the last good one). Written collectively before the error
+// reaches main.
 void write_failure_state(MPI_Comm comm, const std::string& dir, const Space& space, const Method& method,
                          const OutputFields& fields, Real t, long step, const ParticleStateError& error) {
   OutputFields all = fields;
@@ -124,7 +128,11 @@ void write_failure_state(MPI_Comm comm, const std::string& dir, const Space& spa
       all.stored.push_back(f.name());
   const std::string path = fmt::format("{}/failed_step_{:06d}.h5", dir, error.step());
   ParticleWriter::write_file(comm, path, output_view(space, method, all), all.all(), t, step);
-  if (mpi::rank(comm) == 0) fmt::print(stderr, "nendo: the last finite particle state is in {}\n", path);
+  if (mpi::rank(comm) == 0 && method.checks_finite_state())
+    fmt::print(stderr, "nendo: the last finite particle state is in {}\n", path);
+  else if (mpi::rank(comm) == 0)
+    fmt::print(stderr, "nendo: the state after the failed step, non-finite values included, is in {}\n",
+               path);
 }
 
 // Where the time went (max over ranks), like PETSc's -log_view in one line per stage.
@@ -321,11 +329,16 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
     dt = next_dt(scene, *method, space, t);
     try {
       method->advance(space, t, dt);
+      if (!method->checks_finite_state()) require_finite_state(space, step + 1);
       const double seconds = MPI_Wtime() - step_start, in_mpi = mpi_in_step.seconds();
       step_seconds += seconds, step_mpi_seconds += in_mpi, work_since_check += seconds - in_mpi;
     } catch (const ParticleStateError& e) {  // thrown on every rank alike
       write_failure_state(comm, dir, space, *method, fields, t, step, e);
       throw;
+    } catch (const StrayParticleError& e) {  // from the migration, on every rank alike
+      const ParticleStateError error(step + 1, e.id(), e.problem());
+      write_failure_state(comm, dir, space, *method, fields, t, step, error);
+      throw error;
     } catch (const SolverError& e) {  // the particles hold the good state at e.reached()
       if (e.reached() > t) t = e.reached(), ++step;
       write_checkpoint(false);

@@ -63,6 +63,9 @@ class Method {
   virtual Real step_limit(const Space& /*space*/) const { return std::numeric_limits<Real>::infinity(); }
   // One step from time t to t + dt; particles end migrated to their owners.
   virtual void advance(Space& space, Real t, Real dt) = 0;
+  // Whether advance() itself throws ParticleStateError on a non-finite value, keeping the last
+  // finite state (MPM); else the driver checks every Real field after each step (StateGuard.hpp).
+  virtual bool checks_finite_state() const { return false; }
   virtual GlobalDiagnostics diagnostics(const Space& space) const = 0;
   // Where the step's time went on this rank (the stages of the method's algorithm), for the
   // end-of-run profile and the benchmarks; empty if the method does not time itself.

@@ -240,6 +240,37 @@ class Mpm(unittest.TestCase):
         r = nendo("run", path, "--set", f"time.dt={0.99 * limit:.6g}", "--steps", "2")  # just below: runs
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
+    def test_methods_without_their_own_guard_are_stopped_by_the_driver(self):
+        # The ballistic method checks nothing itself: the migration stops a position that no block
+        # holds, the driver's guard any other non-finite field; every rank alike, with a diagnostic file.
+        cases = [("1e10", "position outside the addressable domain"), ("1e308", "non-finite position")]
+        for g, problem in cases:
+            name = "stray-" + g
+            path = scene(name)
+            shutil.rmtree(os.path.join(WORK, name, "out"), ignore_errors=True)
+            r = nendo("run", path, "--set", f"gravity=[0, -{g}, 0]", "--set", "time.dt=10", "--set", "time.end=100")
+            self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+            self.assertIn(f"nendo: error: step 1: particle 0 has a {problem}", r.stderr)
+            self.assertIn("non-finite values included", r.stderr)
+            out = os.path.join(WORK, name, "out")
+            self.assertTrue(os.path.exists(os.path.join(out, "failed_step_000001.h5")), os.listdir(out))
+
+    def test_a_particle_that_outruns_a_fixed_step_is_reported(self):
+        # Stable at the start (0.003 s < the 0.003613 s limit above), then free fall under 1000 m/s^2:
+        # v_y = -1000 n dt after step n, and the box moves more than dx once dt^2 (5 + (1000 n dt)^2)
+        # > dx^2, first at n = 6.
+        path, out = mpm_scene("outrun", "0.003", end="1")
+        r = nendo("run", path, "--set", "gravity=[0, -1000, 0]", "--set", "colliders=[]")
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        n = next(n for n in range(1, 100) if 0.003 ** 2 * (5 + (1000 * n * 0.003) ** 2) > 0.05 ** 2)
+        self.assertEqual(n, 6)
+        self.assertRegex(r.stderr, rf"step {n}: particle \d+ has a speed that moves it more than a cell in one step")
+        self.assertIn("time.cfl", r.stderr)
+        self.assertEqual([f for f in os.listdir(out) if f.startswith("failed_step_")], [f"failed_step_{n:06d}.h5"])
+        r = nendo("run", path, "--set", "gravity=[0, -1000, 0]", "--set", "colliders=[]", "--set", "time.cfl=0.5",
+                  "--steps", "40")  # the CFL logic shortens the step instead
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
     def test_unstable_step_stops_with_the_last_finite_state(self):
         # A fresh run with this step is refused (above); a restart may change time.dt at the user's
         # risk (--allow-scene-change), and then the non-finite guard must stop it cleanly.
@@ -250,7 +281,8 @@ class Mpm(unittest.TestCase):
         r = nendo("run", path, "--restart", "latest", "--allow-scene-change", "--set", "time.dt=0.03",
                   "--set", f"checkpoint={{dir: {ckpt}, every_steps: 0}}")
         self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
-        self.assertRegex(r.stderr, r"step \d+: particle \d+ has a (non-finite \w+|position outside the addressable domain)")
+        self.assertRegex(r.stderr, r"step \d+: particle \d+ has a (non-finite \w+|position outside the addressable domain|"
+                                   r"speed that moves it more than a cell)")
         failed = [f for f in os.listdir(out) if f.startswith("failed_step_")]
         self.assertEqual(len(failed), 1, os.listdir(out))
         with h5py.File(os.path.join(out, failed[0]), "r") as f:

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -239,6 +240,42 @@ TEST(ParticleMigration, NoParticlesAnywhere) {
   EXPECT_EQ(blocks.offsets, (std::vector<std::size_t>{0}));
   EXPECT_EQ(migration.particles_sent(), 0u);
   EXPECT_EQ(migration.bytes_sent(), 0u);
+}
+
+// A position that no block can hold stops every rank alike, naming the lowest such id, before any
+// particle moves; NaN or inf is told apart from a position that flew past the domain.
+void expect_stray(double bad, const std::string& problem) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  const int me = mpi::rank(comm), ranks = mpi::size(comm);
+  const BlockGeometry g = geometry(3);
+  ParticleSet ps = seed(3, me == 0 && ranks > 1 ? 0 : 200, 1'000'000ull * me);  // rank 0 owns none
+  ParticleId lowest = std::numeric_limits<ParticleId>::max();
+  for (std::size_t p = 0; p < ps.size(); p += 37) {  // a few on every rank that has particles
+    ps.positions()[3 * p + 1] = bad;
+    lowest = std::min(lowest, ps.ids()[p]);
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_UINT64_T, MPI_MIN, comm);
+  const std::vector<std::uint64_t> before(ps.ids(), ps.ids() + ps.size());
+  ParticleMigration migration(comm);
+  try {
+    migration.migrate(ps, g,
+                      Partition::uniform(ranks, encode_block_key({-5, -5, -5}), encode_block_key({5, 5, 5})));
+    ADD_FAILURE() << "no error for a position of " << bad;
+  } catch (const StrayParticleError& e) {
+    EXPECT_EQ(e.id(), lowest);
+    EXPECT_EQ(e.problem(), problem);
+    EXPECT_EQ(std::string(e.what()), "particle " + std::to_string(lowest) + " has a " + problem);
+  }
+  EXPECT_EQ(std::vector<std::uint64_t>(ps.ids(), ps.ids() + ps.size()), before) << "particles moved";
+}
+
+TEST(ParticleMigration, ANonFinitePositionStopsEveryRank) {
+  expect_stray(std::numeric_limits<double>::quiet_NaN(), "non-finite position");
+  expect_stray(-std::numeric_limits<double>::infinity(), "non-finite position");
+}
+
+TEST(ParticleMigration, APositionPastTheAddressableDomainStopsEveryRank) {
+  expect_stray(1e12, "position outside the addressable domain (±2^20 blocks per axis)");
 }
 
 // All particles in one block: one rank holds them all, wherever they started.

@@ -34,6 +34,7 @@ class Mpm final : public Method {
   Real stable_dt(const Space& space) const override { return stepper_->stable_dt(space); }
   Real step_limit(const Space& space) const override { return stepper_->step_limit(space); }
   void advance(Space& space, Real t, Real dt) override { stepper_->advance(space, t, dt); }
+  bool checks_finite_state() const override { return true; }  // every G2P value (MpmStep::check_finite)
   GlobalDiagnostics diagnostics(const Space& space) const override { return stepper_->diagnostics(space); }
   std::vector<StageTime> stage_times() const override { return stepper_->stage_times(); }
   const SolverStats* solver_stats() const override { return stepper_->solver_stats(); }

@@ -87,7 +87,8 @@ class MpmStep final : public MpmStepper {
     if (step != state.integers.end() && step->second.size() == 1) step_ = step->second[0];
   }
 
-  // spec 002 §9.3: Δt_elastic = C h / max_p c_p with the hardened dilatational wave speed.
+  // spec 002 §9.3: Δt_elastic = C h / max_p c_p with the hardened dilatational wave speed (the
+  // driver adds the advective bound C h / max_p |v_p|).
   Real stable_dt(const Space& space) const override {
     if (cfl_ <= 0 || implicit_) return std::numeric_limits<Real>::infinity();
     const Real c = max_signal_speed(space, false);
@@ -460,6 +461,8 @@ class MpmStep final : public MpmStepper {
     Real* viscous = ps.has_field("tau_viscous") ? ps.real("tau_viscous") : nullptr;
     const Vec origin = Eigen::Map<const Eigen::Matrix<Real, 3, 1>>(g.origin.data()).template head<D>();
     const Real reach = Real(kBlockCoordMax) * g.block * g.dx;  // of the block keys, either way
+    // An explicit step that moves a particle more than a cell broke the CFL condition (§9.3).
+    const Real max_move2 = implicit_ ? std::numeric_limits<Real>::infinity() : g.dx * g.dx;
     for (std::size_t b = 0; b < blocks.count(); ++b) {
       const BlockCoord cb = decode_block_key(blocks.keys[b]);
       const Real* window = windows_.data() + b * wn;
@@ -513,6 +516,7 @@ class MpmStep final : public MpmStepper {
                           : !Fp.allFinite()                                     ? 4
                           : !std::isfinite(jp)                                  ? 5
                           : ((x_new - origin).cwiseAbs().array() > reach).any() ? 6
+                          : (dt * v_move).squaredNorm() > max_move2             ? 7
                                                                                 : 0;
         if (field != 0) {  // keep this particle's last good state; the step fails below
           if (id[p] < bad_id) bad_id = id[p], bad_field = field;
@@ -544,13 +548,16 @@ class MpmStep final : public MpmStepper {
     if (first == std::numeric_limits<ParticleId>::max()) return;
     int field = bad_id == first ? bad_field : 99, lowest = 0;
     MPI_Allreduce(&field, &lowest, 1, MPI_INT, MPI_MIN, space.comm());
-    static const char* what[] = {"",
-                                 "non-finite position",
-                                 "non-finite velocity",
-                                 "non-finite B (APIC affine matrix)",
-                                 "non-finite F (deformation gradient)",
-                                 "non-finite Jp (plastic volume ratio)",
-                                 "position outside the addressable domain (±2^20 blocks per axis)"};
+    static const char* what[] = {
+        "",
+        "non-finite position",
+        "non-finite velocity",
+        "non-finite B (APIC affine matrix)",
+        "non-finite F (deformation gradient)",
+        "non-finite Jp (plastic volume ratio)",
+        "position outside the addressable domain (±2^20 blocks per axis)",
+        "speed that moves it more than a cell in one step (|v| dt > dx); the step is "
+        "too large for that speed: lower time.dt or set time.cfl"};
     throw ParticleStateError(step_, first, what[lowest]);
   }
 
