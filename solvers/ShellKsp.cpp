@@ -1,5 +1,6 @@
 #include "solvers/ShellKsp.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -130,7 +131,7 @@ PetscErrorCode ShellKsp::diagonal(::Mat A, ::Vec d) {
   PetscCall(MatShellGetContext(A, &self));
   PetscScalar* out = nullptr;
   PetscCall(VecGetArray(d, &out));
-  std::memcpy(out, self->diagonal_, sizeof(Real) * self->n_);
+  std::copy_n(self->diagonal_, self->n_, out);  // copy_n: a rank with no unknowns has null arrays
   PetscCall(VecRestoreArray(d, &out));
   return 0;
 }
@@ -142,10 +143,10 @@ KspOutcome ShellKsp::solve(std::size_t n, const Product& product, const Real* di
   diagonal_ = diagonal;
   PetscScalar* at = nullptr;
   petsc_call(VecGetArray(b_, &at), "VecGetArray");
-  std::memcpy(at, b, sizeof(Real) * n);
+  std::copy_n(b, n, at);
   petsc_call(VecRestoreArray(b_, &at), "VecRestoreArray");
   petsc_call(VecGetArray(x_, &at), "VecGetArray");
-  std::memcpy(at, x, sizeof(Real) * n);
+  std::copy_n(x, n, at);
   petsc_call(VecRestoreArray(x_, &at), "VecRestoreArray");
   // A new state of the operator, so that the preconditioner reads the new diagonal.
   petsc_call(MatAssemblyBegin(shell_, MAT_FINAL_ASSEMBLY), "MatAssemblyBegin");
@@ -162,7 +163,7 @@ KspOutcome ShellKsp::solve(std::size_t n, const Product& product, const Real* di
   outcome.converged = reason > 0;
   outcome.reason = KSPConvergedReasons[reason];
   petsc_call(VecGetArray(x_, &at), "VecGetArray");
-  std::memcpy(x, at, sizeof(Real) * n);
+  std::copy_n(at, n, x);
   petsc_call(VecRestoreArray(x_, &at), "VecRestoreArray");
   return outcome;
 }

@@ -44,7 +44,8 @@ ParticleSet output_view(const Space& space, const Method& method, const OutputFi
                    is_index(name) ? 1 : method.derived_field_components(name));
   view.resize(ps.size());
   const auto copy = [&](const ParticleField& from) {
-    std::memcpy(view.field(from.name()).raw(), from.raw(), from.bytes_per_particle() * ps.size());
+    if (ps.size() > 0)  // an empty rank's fields have no storage
+      std::memcpy(view.field(from.name()).raw(), from.raw(), from.bytes_per_particle() * ps.size());
   };
   copy(ps.fields()[0]);  // id
   copy(ps.fields()[1]);  // position

@@ -59,7 +59,8 @@ ParticleSet in_method_layout(const std::string& path, ParticleSet read, const Me
   if (!error.empty()) throw RestartError(error);  // every rank read the same header: the same verdict
   particles.resize(read.size());
   for (ParticleField& field : particles.fields())
-    std::memcpy(field.raw(), read.field(field.name()).raw(), field.bytes_per_particle() * read.size());
+    if (read.size() > 0)  // an empty rank's fields have no storage
+      std::memcpy(field.raw(), read.field(field.name()).raw(), field.bytes_per_particle() * read.size());
   return particles;
 }
 

@@ -222,7 +222,7 @@ void ShapeMatching::project(Space& space) {
     const int n = examples_[body[r]];
     Real w[64], W[65];
     if (group[r] >= 0)
-      std::copy_n(&group_w[group[r] * n_max_], n, w);
+      std::copy_n(group_w.data() + group[r] * n_max_, n, w);  // empty without examples
     else
       least_squares(r, n, w);
     shape_matching::example_weights(w, n, settings_.beta, W);

@@ -209,9 +209,10 @@ TEST(PbdPowder, BitwiseIdenticalOnAnyRankCount2D) {
   everyone.advance(60), alone.advance(60);
   const std::vector<Grain> a = everyone.gather();
   // Every emitted particle exists once (the repulsion of s_corr can hold a layer near the disc, and
-  // then the next one waits, B12).
+  // then the next one waits, B12). How long it waits depends on the rounding of the flow: 369 of
+  // the 400 are out with GCC, 270 with clang (the sanitizer build); over half makes the test count.
   EXPECT_EQ(a.size(), everyone.powder().emitters()[0].emitted);
-  EXPECT_GT(a.size(), 300u);
+  EXPECT_GT(a.size(), 200u);
   expect_same(a, alone.gather());
   for (const Grain& g : a) EXPECT_GE(g.x[1], 0.0025 - 1e-9);
 }
