@@ -10,6 +10,7 @@
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
 #include "io/CollectiveError.hpp"
+#include "io/TextFile.hpp"
 
 namespace nendo {
 namespace {
@@ -34,21 +35,6 @@ std::optional<std::int64_t> leading_step(const std::string& line) {
   } catch (const std::exception&) {
     return std::nullopt;
   }
-}
-
-// Writes text to path through path.tmp and a rename; the error, or "".
-std::string replace_file(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".tmp";
-  std::FILE* file = std::fopen(temporary.c_str(), "w");
-  if (!file) return path + ": cannot create " + temporary + ": " + std::strerror(errno);
-  const bool written = std::fputs(text.c_str(), file) >= 0 && std::fflush(file) == 0;
-  const int code = errno;
-  if (std::fclose(file) != 0 || !written || std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(written ? errno : code);
-    std::remove(temporary.c_str());
-    return path + ": writing the diagnostics file failed: " + why;
-  }
-  return "";
 }
 
 }  // namespace
@@ -87,7 +73,11 @@ DiagnosticsCsv::DiagnosticsCsv(MPI_Comm comm, const std::string& directory,
     if (error.empty()) {
       std::string text = header() + "\n";
       for (const std::string& line : kept) text += line + "\n";
-      error = replace_file(path_, text);
+      try {
+        replace_text_file(path_, text);
+      } catch (const Error& e) {
+        error = e.what();
+      }
     }
     if (error.empty()) {
       file_ = std::fopen(path_.c_str(), "a");

@@ -1,15 +1,14 @@
 #include "io/XdmfSeries.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "core/Error.hpp"
 #include "io/ParticleReader.hpp"
+#include "io/TextFile.hpp"
 
 namespace nendo {
 namespace {
@@ -113,28 +112,6 @@ std::string temporal_collection(const std::string& name, const std::string& grid
   return out.str();
 }
 
-// Writes text to path through a temporary and a rename.
-void replace_file(const std::string& path, const std::string& text) {
-  const std::string name = std::filesystem::path(path).filename().string();
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    if (!out) throw Error(name + ": cannot create " + temporary + ": " + std::strerror(errno));
-    out << text;
-    out.flush();
-    if (!out) {
-      const std::string why = std::strerror(errno);
-      std::remove(temporary.c_str());  // no interrupted file left behind
-      throw Error(name + ": writing " + temporary + " failed: " + why);
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(temporary.c_str());
-    throw Error(name + ": renaming " + temporary + " to " + path + " failed: " + why);
-  }
-}
-
 // A time step's Grid up to its Topology: `elements` cells of `per_element` nodes listed in dataset.
 void grid_head(std::ostringstream& grids, const char* prefix, const ParticleFileInfo& entry,
                const char* topology, const std::string& dataset, std::uint64_t elements, int per_element) {
@@ -206,9 +183,9 @@ std::string XdmfSeries::mesh_xml() const {
 }
 
 void XdmfSeries::write() const {
-  replace_file(path(), xml());
+  replace_text_file(path(), xml());
   const std::string mesh = mesh_xml();
-  if (!mesh.empty()) replace_file(mesh_path(), mesh);
+  if (!mesh.empty()) replace_text_file(mesh_path(), mesh);
 }
 
 std::vector<ParticleFileInfo> XdmfSeries::scan(const std::string& directory, int before_index) {
