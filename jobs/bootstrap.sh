@@ -5,11 +5,14 @@
 #   bash jobs/bootstrap.sh demo    # install, build, run jobs/scenes/demo.yaml under mpirun -np 2
 #   bash jobs/bootstrap.sh test    # install, build, run every test (ctest)
 #   bash jobs/bootstrap.sh build   # install and build only
+#   bash jobs/bootstrap.sh install # install only
 #   bash jobs/bootstrap.sh sanitize   # CI: a second build with clang, ASan + UBSan and no ParaView:
 #                                     # the sanitizer suite on 1-4 ranks, a few steps of each method,
 #                                     # the refusal of Catalyst scripts, and the scene fuzzer (60 s,
 #                                     # NENDO_FUZZ_SECONDS); `without-catalyst` and `fuzz` do one part;
-#                                     # `sanitize-all` adds a test per method (about 15 min more)
+#                                     # `sanitize-all` adds a test per method (about 15 min more);
+#                                     # `sanitize-build` builds the sanitizer tree only
+# docs/testing.md says how the suite is organised and how CI (.ci/run) overlaps these steps.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -133,18 +136,24 @@ demo() {
   echo "== done: open out/demo/particles.xdmf in ParaView (diagnostics: out/demo/diagnostics.csv)"
 }
 
+# Tests side by side: each takes as many of ctest's slots as it runs ranks (PROCESSORS), and there
+# are two slots per core, since most end-to-end tests wait on process start-up, ParaView or Slurm
+# for much of their time; ranks yield their core while they wait (tests/CMakeLists.txt).
 run_tests() {
   build
   echo "== running the test suite"
-  ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" --timeout 600
+  ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$((2 * JOBS))" --timeout 600
 }
 
+SANITIZE_TARGETS=(nendo nendo_scene_fuzz nendo_sanitizer_suite)
 case "${1:-}" in
   demo) demo ;;
   test) run_tests ;;
   build) build ;;
+  install) install_packages ;;
+  sanitize-build) build_sanitized "${SANITIZE_TARGETS[@]}" ;;
   sanitize)
-    build_sanitized nendo nendo_scene_fuzz nendo_sanitizer_suite
+    build_sanitized "${SANITIZE_TARGETS[@]}"
     sanitized_tests
     check_without_catalyst
     fuzz
@@ -157,5 +166,6 @@ case "${1:-}" in
     ;;
   without-catalyst) build_sanitized nendo && check_without_catalyst ;;
   fuzz) build_sanitized nendo_scene_fuzz && fuzz ;;
-  *) echo "usage: bash jobs/bootstrap.sh demo|test|build|sanitize|sanitize-all|without-catalyst|fuzz" >&2; exit 2 ;;
+  *) echo "usage: bash jobs/bootstrap.sh demo|test|build|install|sanitize|sanitize-build|sanitize-all|without-catalyst|fuzz" >&2
+     exit 2 ;;
 esac

@@ -517,4 +517,11 @@ void MpmImplicitSystem<D, Kernel>::assemble(::Mat A) {
   }
 }
 
+// Instantiated once, in ImplicitSystem.cpp, for the dimensions and kernels of the MPM step: the
+// step and the tests link it rather than compiling it again.
+extern template class MpmImplicitSystem<2, QuadraticSpline>;
+extern template class MpmImplicitSystem<3, QuadraticSpline>;
+extern template class MpmImplicitSystem<2, CubicSpline>;
+extern template class MpmImplicitSystem<3, CubicSpline>;
+
 }  // namespace nendo

@@ -556,8 +556,8 @@ class MpmStep final : public MpmStepper {
         "non-finite F (deformation gradient)",
         "non-finite Jp (plastic volume ratio)",
         "position outside the addressable domain (±2^20 blocks per axis)",
-        "speed that moves it more than a cell in one step (|v| dt > dx); the step is "
-        "too large for that speed: lower time.dt or set time.cfl"};
+        ("speed that moves it more than a cell in one step (|v| dt > dx); the step is "
+         "too large for that speed: lower time.dt or set time.cfl")};
     throw ParticleStateError(step_, first, what[lowest]);
   }
 

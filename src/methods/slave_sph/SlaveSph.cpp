@@ -199,7 +199,7 @@ void SlaveSph::find_neighbours() {
             ms_slave_.push_back(s), ms_w_.push_back(w);
             ms_g_.insert(ms_g_.end(), {g * dx, g * dy, g * dz});
           }
-          if (slave_row_[s] != kNoRow) pairs_.push_back({slave_row_[s], m, w, g * dx, g * dy, g * dz});
+          if (slave_row_[s] != kNoRow) pairs_.push_back({slave_row_[s], m, w, {g * dx, g * dy, g * dz}});
         }
       if (owned) masters_.push_back(m), ms_offset_.push_back(ms_slave_.size());
     }
