@@ -4,6 +4,7 @@
 #
 #   bash jobs/bootstrap.sh demo    # install, build, run jobs/scenes/demo.yaml under mpirun -np 2
 #   bash jobs/bootstrap.sh test    # install, build, run every test (ctest)
+#   bash jobs/bootstrap.sh ci      # what .ci/run does: `test`, then `sanitize`, overlapped
 #   bash jobs/bootstrap.sh build   # install and build only
 #   bash jobs/bootstrap.sh install # install only
 #   bash jobs/bootstrap.sh sanitize   # CI: a second build with clang, ASan + UBSan and no ParaView:
@@ -136,19 +137,62 @@ demo() {
   echo "== done: open out/demo/particles.xdmf in ParaView (diagnostics: out/demo/diagnostics.csv)"
 }
 
-# Tests side by side: each takes as many of ctest's slots as it runs ranks (PROCESSORS), and there
-# are two slots per core, since most end-to-end tests wait on process start-up, ParaView or Slurm
-# for much of their time; ranks yield their core while they wait (tests/CMakeLists.txt).
+# The suite in two passes (docs/testing.md). Each test takes as many of ctest's slots as it runs
+# ranks (PROCESSORS). The unit, method and validation tests compute and synchronise all the time:
+# one slot per core, so that no two of them share a core. The end-to-end tests (label end_to_end)
+# wait on process start-up, ParaView, Slurm and the disk for much of their time: two slots per
+# core, their ranks yielding the core while they wait (tests/CMakeLists.txt).
+unit_tests() {
+  echo "== running the unit, method and validation tests"
+  ctest --test-dir "$BUILD_DIR" --output-on-failure -LE end_to_end -j "$JOBS" --timeout 600
+}
+end_to_end_tests() {
+  echo "== running the end-to-end tests"
+  ctest --test-dir "$BUILD_DIR" --output-on-failure -L end_to_end -j "$((2 * JOBS))" --timeout 900
+}
 run_tests() {
   build
-  echo "== running the test suite"
-  ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$((2 * JOBS))" --timeout 600
+  local rc=0
+  unit_tests || rc=$?
+  end_to_end_tests || rc=$?
+  return $rc
+}
+
+# CI (.ci/run): the test command above, with the sanitizer tree built at the lowest priority while
+# the end-to-end tests run (on the cycles they leave idle), then the sanitizer job. Prints the wall
+# time of each phase.
+PHASES=()
+timed() {
+  local name=$1 start=$SECONDS rc=0
+  shift
+  "$@" || rc=$?
+  PHASES+=("$(printf '%-40s %5d s' "$name" $((SECONDS - start)))")
+  return $rc
+}
+ci() {
+  timed "install (apt-get)" install_packages
+  timed "build" build
+  local rc=0 log=$SANITIZED_DIR.log
+  timed "unit, method and validation tests" unit_tests || rc=$?
+  nice -n 19 bash "${BASH_SOURCE[0]}" sanitize-build >"$log" 2>&1 &
+  local sanitize_build=$!
+  timed "end-to-end tests (sanitizer build behind)" end_to_end_tests || rc=$?
+  timed "rest of the sanitizer build" wait $sanitize_build || { cat "$log"; echo "== the sanitizer build failed" >&2; exit 1; }
+  grep -E "warning:|error:" "$log" || true
+  [ $rc -eq 0 ] || { echo "== the test suite failed" >&2; exit $rc; }
+  timed "sanitizer suite, method runs" sanitized_tests
+  timed "build without Catalyst" check_without_catalyst
+  timed "scene fuzzer" fuzz
+  echo "== CI phases (wall):"
+  printf '   %s\n' "${PHASES[@]}"
+  printf '   %-40s %5d s\n' "total" "$SECONDS"
 }
 
 SANITIZE_TARGETS=(nendo nendo_scene_fuzz nendo_sanitizer_suite)
 case "${1:-}" in
   demo) demo ;;
   test) run_tests ;;
+  ci) ci ;;
   build) build ;;
   install) install_packages ;;
   sanitize-build) build_sanitized "${SANITIZE_TARGETS[@]}" ;;
@@ -166,6 +210,6 @@ case "${1:-}" in
     ;;
   without-catalyst) build_sanitized nendo && check_without_catalyst ;;
   fuzz) build_sanitized nendo_scene_fuzz && fuzz ;;
-  *) echo "usage: bash jobs/bootstrap.sh demo|test|build|install|sanitize|sanitize-build|sanitize-all|without-catalyst|fuzz" >&2
+  *) echo "usage: bash jobs/bootstrap.sh demo|test|ci|build|install|sanitize|sanitize-build|sanitize-all|without-catalyst|fuzz" >&2
      exit 2 ;;
 esac
