@@ -10,7 +10,7 @@
 #   bash jobs/bootstrap.sh sanitize   # CI: a second build with clang, ASan + UBSan and no ParaView:
 #                                     # the sanitizer suite on 1-4 ranks, a few steps of each method,
 #                                     # the refusal of Catalyst scripts, and the scene fuzzer (60 s,
-#                                     # NENDO_FUZZ_SECONDS); `without-catalyst` and `fuzz` do one part;
+#                                     # NENDO_FUZZ_SECONDS core-seconds); `without-catalyst` and `fuzz` do one part;
 #                                     # `sanitize-all` adds a test per method (about 15 min more);
 #                                     # `sanitize-build` builds the sanitizer tree only
 # docs/testing.md says how the suite is organised and how CI (.ci/run) overlaps these steps.
@@ -119,9 +119,12 @@ fuzz() {
   rm -rf "$dir/corpus" "$dir/artifacts" && mkdir -p "$dir/corpus" "$dir/artifacts"
   find jobs tests -name '*.yaml' | while read -r f; do cp "$f" "$dir/corpus/$(echo "$f" | tr / _)"; done
   cp tests/fuzz/regressions/* "$dir/corpus/" 2>/dev/null || true
-  echo "== fuzzing the scene loader for ${NENDO_FUZZ_SECONDS:-60} s from $(ls "$dir/corpus" | wc -l) inputs"
-  ASAN_OPTIONS=detect_leaks=1 "$dir/tests/fuzz/nendo_scene_fuzz" -max_total_time="${NENDO_FUZZ_SECONDS:-60}" -timeout=10 -rss_limit_mb=4096 \
-    -print_final_stats=1 -artifact_prefix="$dir/artifacts/" "$dir/corpus" 2>&1 | grep -v "^#\|^\"\|^INFO" || true
+  # NENDO_FUZZ_SECONDS of one core's fuzzing, spread over every core (libFuzzer's fork mode).
+  local seconds=${NENDO_FUZZ_SECONDS:-60}
+  echo "== fuzzing the scene loader for $seconds core-seconds on $JOBS cores from $(ls "$dir/corpus" | wc -l) inputs"
+  ASAN_OPTIONS=detect_leaks=1 "$dir/tests/fuzz/nendo_scene_fuzz" -fork="$JOBS" -max_total_time=$(((seconds + JOBS - 1) / JOBS)) \
+    -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$dir/artifacts/" "$dir/corpus" 2>&1 |
+    grep -v "^\"\|^INFO" | tail -3 || true
   if [ -n "$(ls -A "$dir/artifacts")" ]; then
     echo "== the fuzzer found inputs that break the scene loader: $dir/artifacts/" >&2
     exit 1
@@ -140,15 +143,16 @@ demo() {
 # The suite in two passes (docs/testing.md). Each test takes as many of ctest's slots as it runs
 # ranks (PROCESSORS). The unit, method and validation tests compute and synchronise all the time:
 # one slot per core, so that no two of them share a core. The end-to-end tests (label end_to_end)
-# wait on process start-up, ParaView, Slurm and the disk for much of their time: two slots per
-# core, their ranks yielding the core while they wait (tests/CMakeLists.txt).
+# wait on process start-up, ParaView, Slurm and the disk for much of their time: three slots per
+# core, so that a 4-rank test shares the cores with a 2-rank one, their ranks yielding the core
+# while they wait (tests/CMakeLists.txt).
 unit_tests() {
   echo "== running the unit, method and validation tests"
   ctest --test-dir "$BUILD_DIR" --output-on-failure -LE end_to_end -j "$JOBS" --timeout 600
 }
 end_to_end_tests() {
   echo "== running the end-to-end tests"
-  ctest --test-dir "$BUILD_DIR" --output-on-failure -L end_to_end -j "$((2 * JOBS))" --timeout 900
+  ctest --test-dir "$BUILD_DIR" --output-on-failure -L end_to_end -j "$((3 * JOBS))" --timeout 900
 }
 run_tests() {
   build
@@ -158,8 +162,8 @@ run_tests() {
   return $rc
 }
 
-# CI (.ci/run): the test command above, with the sanitizer tree built at the lowest priority while
-# the end-to-end tests run (on the cycles they leave idle), then the sanitizer job. Prints the wall
+# CI (.ci/run): the test command above, with the sanitizer tree built at the lowest priority behind
+# it (on the cycles the build and the tests leave idle), then the sanitizer job. Prints the wall
 # time of each phase.
 PHASES=()
 timed() {
@@ -171,16 +175,17 @@ timed() {
 }
 ci() {
   timed "install (apt-get)" install_packages
-  timed "build" build
-  local rc=0 log=$SANITIZED_DIR.log
-  timed "unit, method and validation tests" unit_tests || rc=$?
-  # In a session of its own with its scheduling group niced: Linux shares the cores between
-  # sessions before nice values count, and each mpirun of a test leads a session.
+  # The sanitizer build in a session of its own with its scheduling group niced: Linux shares the
+  # cores between sessions before nice values count, and each mpirun of a test leads a session.
+  local log=$SANITIZED_DIR.log
   setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 bash "$0" sanitize-build' \
     "${BASH_SOURCE[0]}" >"$log" 2>&1 &
   local sanitize_build=$!
   trap "kill -- -$sanitize_build 2>/dev/null || true" EXIT
-  timed "end-to-end tests (sanitizer build behind)" end_to_end_tests || rc=$?
+  timed "build (sanitizer build behind)" build
+  local rc=0
+  timed "unit, method and validation tests" unit_tests || rc=$?
+  timed "end-to-end tests" end_to_end_tests || rc=$?
   timed "rest of the sanitizer build" wait $sanitize_build || { cat "$log"; echo "== the sanitizer build failed" >&2; exit 1; }
   grep -E "warning:|error:" "$log" || true
   [ $rc -eq 0 ] || { echo "== the test suite failed" >&2; exit $rc; }
