@@ -163,28 +163,27 @@ run_tests() {
 }
 
 # CI (.ci/run): the test command above, with the sanitizer tree built at the lowest priority behind
-# it (on the cycles the build and the tests leave idle), then the sanitizer job. Prints the wall
-# time of each phase.
+# the tests (on the cycles they leave idle; behind the main build it only slowed that build), then
+# the sanitizer job. Prints the wall time of each phase.
 PHASES=()
 timed() {
   local name=$1 start=$SECONDS rc=0
   shift
   "$@" || rc=$?
-  PHASES+=("$(printf '%-40s %5d s' "$name" $((SECONDS - start)))")
+  PHASES+=("$(printf '%-62s %5d s' "$name" $((SECONDS - start)))")
   return $rc
 }
 ci() {
   timed "install (apt-get)" install_packages
+  timed "build" build
   # The sanitizer build in a session of its own with its scheduling group niced: Linux shares the
   # cores between sessions before nice values count, and each mpirun of a test leads a session.
-  local log=$SANITIZED_DIR.log
+  local rc=0 log=$SANITIZED_DIR.log
   setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 bash "$0" sanitize-build' \
     "${BASH_SOURCE[0]}" >"$log" 2>&1 &
   local sanitize_build=$!
   trap "kill -- -$sanitize_build 2>/dev/null || true" EXIT
-  timed "build (sanitizer build behind)" build
-  local rc=0
-  timed "unit, method and validation tests" unit_tests || rc=$?
+  timed "unit, method and validation tests (sanitizer build behind)" unit_tests || rc=$?
   timed "end-to-end tests" end_to_end_tests || rc=$?
   timed "rest of the sanitizer build" wait $sanitize_build || { cat "$log"; echo "== the sanitizer build failed" >&2; exit 1; }
   grep -E "warning:|error:" "$log" || true
@@ -194,7 +193,7 @@ ci() {
   timed "scene fuzzer" fuzz
   echo "== CI phases (wall):"
   printf '   %s\n' "${PHASES[@]}"
-  printf '   %-40s %5d s\n' "total" "$SECONDS"
+  printf '   %-62s %5d s\n' "total" "$SECONDS"
 }
 
 SANITIZE_TARGETS=(nendo nendo_scene_fuzz nendo_sanitizer_suite)
