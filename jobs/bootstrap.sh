@@ -173,6 +173,12 @@ timed() {
   PHASES+=("$(printf '%-62s %5d s' "$name" $((SECONDS - start)))")
   return $rc
 }
+# The sanitizer job once its tree is built; `all` adds a test per method.
+sanitizer_job() {
+  timed "sanitizer suite, method runs" sanitized_tests "$@"
+  timed "build without Catalyst" check_without_catalyst
+  timed "scene fuzzer" fuzz
+}
 ci() {
   timed "install (apt-get)" install_packages
   timed "build" build
@@ -188,9 +194,7 @@ ci() {
   timed "rest of the sanitizer build" wait $sanitize_build || { cat "$log"; echo "== the sanitizer build failed" >&2; exit 1; }
   grep -E "warning:|error:" "$log" || true
   [ $rc -eq 0 ] || { echo "== the test suite failed" >&2; exit $rc; }
-  timed "sanitizer suite, method runs" sanitized_tests
-  timed "build without Catalyst" check_without_catalyst
-  timed "scene fuzzer" fuzz
+  sanitizer_job
   echo "== CI phases (wall):"
   printf '   %s\n' "${PHASES[@]}"
   printf '   %-62s %5d s\n' "total" "$SECONDS"
@@ -204,18 +208,8 @@ case "${1:-}" in
   build) build ;;
   install) install_packages ;;
   sanitize-build) build_sanitized "${SANITIZE_TARGETS[@]}" ;;
-  sanitize)
-    build_sanitized "${SANITIZE_TARGETS[@]}"
-    sanitized_tests
-    check_without_catalyst
-    fuzz
-    ;;
-  sanitize-all)
-    build_sanitized nendo nendo_scene_fuzz nendo_sanitizer_suite nendo_sanitizer_methods
-    sanitized_tests all
-    check_without_catalyst
-    fuzz
-    ;;
+  sanitize) build_sanitized "${SANITIZE_TARGETS[@]}" && sanitizer_job ;;
+  sanitize-all) build_sanitized "${SANITIZE_TARGETS[@]}" nendo_sanitizer_methods && sanitizer_job all ;;
   without-catalyst) build_sanitized nendo && check_without_catalyst ;;
   fuzz) build_sanitized nendo_scene_fuzz && fuzz ;;
   *) echo "usage: bash jobs/bootstrap.sh demo|test|ci|build|install|sanitize|sanitize-build|sanitize-all|without-catalyst|fuzz" >&2
