@@ -95,14 +95,21 @@ class Collider {
       v_t[a] = v_rel[a] - n[a] * v_n;
       v_t_squared += v_t[a] * v_t[a];
     }
-    const Real v_t_norm = std::sqrt(v_t_squared);
-    if (v_t_norm == 0 || v_t_norm <= -friction_ * v_n) {  // guard, then static friction: v_rel' = 0
+    const Real scale = friction_scale(std::sqrt(v_t_squared), -v_n);
+    if (scale == 0) {  // static friction: v_rel' = 0
       for (int a = 0; a < D; ++a) v[a] = velocity_[a];
       return true;
     }
-    const Real scale = 1 + friction_ * v_n / v_t_norm;  // kinetic: v_t + μ_f v_n v_t/‖v_t‖
     for (int a = 0; a < D; ++a) v[a] = v_t[a] * scale + velocity_[a];
     return true;
+  }
+
+  // Coulomb's law at a contact whose normal velocity the collider changed by dv_n ≥ 0 (its normal
+  // impulse per unit mass): the factor on the tangential relative velocity, of norm v_t_norm,
+  // 1 − μ_f dv_n / ‖v_t‖ while sliding and 0 when static friction holds (and for v_t = 0).
+  Real friction_scale(Real v_t_norm, Real dv_n) const {
+    if (v_t_norm == 0 || v_t_norm <= friction_ * dv_n) return 0;
+    return 1 - friction_ * dv_n / v_t_norm;
   }
 
  private:

@@ -349,6 +349,7 @@ void SlaveSph::hessian_product(Space& space, Real beta_dt2, const Real* u, Real*
 void SlaveSph::find_contacts(Real t, Real dt) {
   const std::size_t ns = slaves_.size();
   constrained_.assign(ns, 0), normal_.assign(3 * ns, 0.0), held_.assign(3 * ns, 0.0);
+  contact_collider_.assign(ns, -1);
   for (std::size_t i = 0; i < ns; ++i) {
     if (ms_[i] <= 0) continue;
     const Real* x = &x_[3 * slaves_[i]];
@@ -364,6 +365,7 @@ void SlaveSph::find_contacts(Real t, Real dt) {
       const Real approach = (v[0] - vc[0]) * n[0] + (v[1] - vc[1]) * n[1] + (v[2] - vc[2]) * n[2];
       if (collider.boundary() == Boundary::Separate && approach >= 0) continue;
       constrained_[i] = collider.boundary() == Boundary::Sticky ? 2 : 1;
+      contact_collider_[i] = static_cast<std::int32_t>(o);
       std::copy_n(n, 3, &normal_[3 * i]);
       std::copy_n(vc.data(), 3, &held_[3 * i]);
     }
@@ -390,6 +392,39 @@ void SlaveSph::held_velocity(std::size_t i, Real* u) const {
   for (int a = 0; a < 3; ++a) u[a] = held_[3 * i + a] - free[a];
 }
 
+// Coulomb friction on the slaves held by a collider (S5 with a solve), as an impulse on the masters.
+// The solve's contact impulse J_s = (A u − m_s v*)_s is normal; dv_n = J_s·n / m_s, and the
+// slave's tangential velocity relative to the collider shrinks by μ dv_n, to zero at most
+// (Collider::friction_scale). That change Δv_s reaches the masters as the impulse m_s Δv_s split
+// like the slave's mass (1R): Δv_m = Σ_s V_s W_sm Δv_s, so the body loses exactly the friction
+// impulse Σ_s m_s Δv_s whether or not its masters touch the collider (they sit above it on the
+// slaves). Applied to the slaves alone, it would be diluted by the blend (8) and undone by the
+// next splat: a body kept sliding at its speed.
+void SlaveSph::contact_friction(Space& space, Real beta_dt2, const std::vector<Real>& momentum) {
+  const std::size_t ns = slaves_.size();
+  std::vector<Real> Au(3 * ns, 0.0);
+  std::vector<char> mask(ns, 0);
+  std::swap(mask, constrained_);
+  hessian_product(space, beta_dt2, u_.data(), Au.data());
+  std::swap(mask, constrained_);
+  friction_dv_.assign(3 * n_, 0.0);
+  for (std::size_t i = 0; i < ns; ++i) {
+    if (constrained_[i] != 1 || ms_[i] <= 0) continue;
+    const Collider& collider = colliders_[contact_collider_[i]];
+    if (collider.boundary() != Boundary::Separate || collider.friction() == 0) continue;
+    const Real* n = &normal_[3 * i];
+    Real j_n = 0, v_t[3], v_t_squared = 0;
+    for (int a = 0; a < 3; ++a) j_n += (Au[3 * i + a] - momentum[3 * i + a]) * n[a];
+    if (j_n <= 0) continue;  // the collider pushes; it never pulls
+    for (int a = 0; a < 3; ++a) v_t[a] = u_[3 * i + a] - held_[3 * i + a];
+    project_free(i, v_t);
+    for (int a = 0; a < 3; ++a) v_t_squared += v_t[a] * v_t[a];
+    const Real scale = collider.friction_scale(std::sqrt(v_t_squared), j_n / ms_[i]);
+    for (int a = 0; a < 3; ++a) friction_dv_[3 * slaves_[i] + a] = (scale - 1) * v_t[a];
+  }
+  space.halo().update_values(friction_dv_.data(), 3, friction_dv_.data() + 3 * n_own_);
+}
+
 // The collision response (S11) of velocity v of the slave or master at x: each collider in scene
 // order, detected at x or at x + Δt v (§3.8). Returns whether any collider responded.
 bool SlaveSph::collide(const Real* x, Real* v, Real t, Real dt) const {
@@ -411,6 +446,7 @@ bool SlaveSph::collide(const Real* x, Real* v, Real t, Real dt) const {
 void SlaveSph::solve_slave_velocities(Space& space, Real t, Real dt) {
   const std::size_t ns = slaves_.size();
   rhs_.assign(3 * ns, 0.0), u_.assign(3 * ns, 0.0);
+  friction_dv_.clear();
   for (std::size_t i = 0; i < ns; ++i) {
     Real f[3] = {0, 0, 0};
     for (std::size_t k = sm_offset_[i]; k < sm_offset_[i + 1]; ++k) {
@@ -438,6 +474,7 @@ void SlaveSph::solve_slave_velocities(Space& space, Real t, Real dt) {
     std::uint64_t fixed = 0;
     for (std::size_t i = 0; i < ns; ++i) fixed += constrained_[i] != 0;
     MPI_Allreduce(MPI_IN_PLACE, &fixed, 1, MPI_UINT64_T, MPI_SUM, space.comm());
+    const std::vector<Real> predicted = fixed > 0 ? rhs_ : std::vector<Real>();  // m_s v*
     if (fixed > 0) {  // b ← P (b − A u_c) + u_c, u_c the held velocities, A u_c by the full operator
       std::vector<Real> uc(3 * ns, 0.0), auc(3 * ns, 0.0);
       for (std::size_t i = 0; i < ns; ++i) held_velocity(i, &uc[3 * i]);
@@ -488,11 +525,12 @@ void SlaveSph::solve_slave_velocities(Space& space, Real t, Real dt) {
       fmt::print(stderr,
                  "nendo: warning: slave velocity solve: KSP {} after {} iterations; the step goes on\n",
                  outcome.reason, outcome.iterations);
+    if (fixed > 0) contact_friction(space, beta_dt2, predicted);
   }
   // S5. With a solve (β > 0) the contacts were its constraints; colliding the solution again would
   // change velocities the solve balanced, and that feeds back through F: slaves that lag below a
   // floor, hit again after every solve, made the bottom corners of a bouncing stiff cube blow up.
-  // Friction then acts through the masters (S8).
+  // Friction acts on the masters, as the impulse of the slaves' friction (contact_friction).
   for (std::size_t i = 0; i < ns; ++i) {
     const std::size_t c = slaves_[i];
     if (settings_.beta == 0) collide(&x_[3 * c], &u_[3 * i], t, dt);
@@ -586,6 +624,11 @@ void SlaveSph::update_masters(Space& space, Real t, Real dt) {
     Real* vc = v + 3 * c;
     Real* xc = x + 3 * c;
     for (int a = 0; a < 3; ++a) vc[a] = (1 - settings_.alpha) * kept[a] + settings_.alpha * vhat[a];
+    if (!friction_dv_.empty())
+      for (std::size_t k = ms_offset_[j]; k < ms_offset_[j + 1]; ++k) {
+        const Real share = slave_volume(ms_slave_[k]) * ms_w_[k];
+        for (int a = 0; a < 3; ++a) vc[a] += share * friction_dv_[3 * ms_slave_[k] + a];
+      }
     collide(xc, vc, t, dt);  // S8
     for (int a = 0; a < 3; ++a) xc[a] += dt * vc[a];
     for (std::size_t o = 0; o < colliders_.size(); ++o) {

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "colliders/Collider.hpp"
+#include "decomposition/CellList.hpp"
 #include "methods/Method.hpp"
 #include "methods/mpm/materials/Materials.hpp"
-#include "decomposition/CellList.hpp"
 #include "methods/slave_sph/CubicSplineKernel.hpp"
 
 namespace nendo {
@@ -85,6 +85,7 @@ class SlaveSph final : public Method {
   void find_contacts(Real t, Real dt);
   void project_free(std::size_t i, Real* u) const;
   void held_velocity(std::size_t i, Real* u) const;
+  void contact_friction(Space& space, Real beta_dt2, const std::vector<Real>& momentum);
   int material_of(std::size_t c) const;
   Real slave_volume(std::size_t c) const;
 
@@ -136,8 +137,10 @@ class SlaveSph final : public Method {
   // Per owned slave (in slaves_ order): mass, v^n, right-hand side, diagonal, solution.
   std::vector<Real> ms_, vn_, rhs_, diag_, u_;
   std::vector<char> dead_owned_;
-  std::vector<char> constrained_;    // per owned slave: 0 free, 1 normal held, 2 all held (sticky)
-  std::vector<Real> normal_, held_;  // per owned slave: contact normal, collider velocity
+  std::vector<char> constrained_;               // per owned slave: 0 free, 1 normal held, 2 all held (sticky)
+  std::vector<Real> normal_, held_;             // per owned slave: contact normal, collider velocity
+  std::vector<std::int32_t> contact_collider_;  // per owned slave: the collider held (constrained_ > 0)
+  std::vector<Real> friction_dv_;  // per combined slave: friction's velocity change (3), empty if none
 };
 
 }  // namespace nendo

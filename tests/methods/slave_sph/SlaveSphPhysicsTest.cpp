@@ -95,6 +95,52 @@ TEST(SlaveSphDrop, ElasticCubeReturnsToRestShapeAndPlasticKeepsItsDeformation) {
   EXPECT_LT(plastic.height_ratio, elastic.height_ratio - 0.05);
 }
 
+// The masters' centre of mass and momentum along x.
+struct Motion {
+  Real x = 0, momentum = 0, mass = 0;
+};
+Motion master_motion(const std::vector<SphParticle>& all) {
+  Motion m;
+  for (const SphParticle& p : all)
+    if (p.kind == SlaveSph::kMaster) m.x += p.mass * p.x[0], m.momentum += p.mass * p.v[0], m.mass += p.mass;
+  m.x /= m.mass;
+  return m;
+}
+
+// Coulomb friction with the floor: a cube at rest on its slaves, pushed to v0 along the floor
+// (μ = 0.3), stops after v0²/(2 μ g) as a block would, and the floor only ever brakes it (its
+// momentum never grows and never reverses). The masters sit above the floor on their slaves, so
+// this is friction reaching the masters from the slaves (issue 28: it never did).
+TEST(SlaveSphFriction, ASlidingCubeStopsAfterTheCoulombDistance) {
+  const Real v0 = 0.5, mu = 0.3, g = 9.81;
+  SphRun run(MPI_COMM_WORLD,
+             cube_drop("{model: fixed_corotated, E: 1.0e6, nu: 0.4, density: 1000}", 0.06, 0.02, 1e-3));
+  run.run_to(0.1);  // lands and settles
+  ParticleSet& ps = run.space->particles();
+  for (std::size_t p = 0; p < ps.size(); ++p)
+    if (ps.int32("kind")[p] == SlaveSph::kMaster) ps.real("velocity")[3 * p] = v0;
+  const Motion start = master_motion(run.gather());
+  Motion now = start;
+  Real largest_gain = 0, lowest = v0;
+  for (int n = 0; n < 400 && now.momentum > 1e-3 * v0 * start.mass; ++n) {
+    run.step();
+    const Motion next = master_motion(run.gather());
+    largest_gain = std::max(largest_gain, (next.momentum - now.momentum) / start.mass);
+    lowest = std::min(lowest, next.momentum / start.mass);
+    now = next;
+  }
+  const Real distance = now.x - start.x, expected = v0 * v0 / (2 * mu * g);
+  if (mpi::rank(MPI_COMM_WORLD) == 0)
+    std::printf(
+        "sliding cube: stopped after %.4f m (Coulomb %.4f m) at t = %.3f s, speed %.2e m/s; "
+        "largest gain of speed in a step %.2e m/s, lowest speed %.2e m/s\n",
+        distance, expected, run.time, now.momentum / now.mass, largest_gain, lowest);
+  EXPECT_LT(now.momentum, 1e-3 * v0 * start.mass) << "still sliding";
+  EXPECT_NEAR(distance, expected, 0.15 * expected);
+  EXPECT_LE(largest_gain, 1e-3 * v0);  // the floor never pulls the cube along
+  EXPECT_GE(lowest, -1e-3 * v0);       // nor back
+}
+
 // Fig. 12 in small: a 14 × 14 one-layer sheet. Before contact its slaves are symmetric about its
 // plane, so it stays exactly flat (spec §6 Fig. 12 test 1); on a sphere it drapes (corners below
 // the centre), stays bounded, and no master leaves the sheet's neighbourhood.
