@@ -208,6 +208,9 @@ void SlaveSph::compute_rest_volumes(Space& space) {
       }
     volume[m] = mass_[m] / rho;
   }
+  // The halo built above holds the seeded volumes, and the first step reads the halo masters'
+  // rest volumes (the solve's Jacobi diagonal): they are sent now.
+  space.halo().update(space.particles(), {"volume"});
 }
 
 // S11 (§3.11, A13): an adjacent pair farther apart than 2h is dropped, and each of its masters b,

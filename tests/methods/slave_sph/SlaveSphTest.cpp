@@ -199,7 +199,9 @@ TEST(SlaveTopology, SplitInsertsSlavesTheSameOnAnyRankCount) {
       "friction: 0.3}\n",
       "[0, -9.81, 0]");
   EventCount events;
-  const std::vector<SphParticle> split = expect_same_everywhere(text, 50, events);
+  // 60 steps: since the cylinder's friction acts (issue 28), the clay slides off it more slowly
+  // and parts after step 50 (by step 60).
+  const std::vector<SphParticle> split = expect_same_everywhere(text, 60, events);
   EXPECT_GT(events.inserted, 0u);
   EXPECT_GE(master_components(split, 0.01), 2);  // the pieces on either side of the bar
 }
@@ -213,6 +215,22 @@ TEST(SlaveTopology, MergeDeletesSlavesTheSameOnAnyRankCount) {
   const std::vector<SphParticle> merged = expect_same_everywhere(text, 40, events);
   EXPECT_GT(events.deleted, 0u);
   EXPECT_EQ(master_components(merged, 0.01), 1);  // one body
+}
+
+// Two bodies interacting on a floor (jobs/scenes/slave_sph/cubes-merge.yaml in small): a cube
+// dropped onto a slab resting on the floor across block (and so rank) boundaries, so the contact solve,
+// friction, deletion and insertion all act across rank boundaries. On the old code the first step differed:
+// the halo held the masters' seeded volumes, not their rest volumes (issue 28).
+TEST(SlaveSphDeterminism, TwoBodiesMeetingOnTheFloorTheSameOnAnyRankCount) {
+  const std::string text =
+      scene(kClay,
+            box("[0.06, 0.0, 0]", "[0.2, 0.04, 0.05]") +
+                box("[0.1, 0.05, 0.0]", "[0.15, 0.1, 0.05]", "[0.3, -1.5, 0]"),
+            "colliders:\n  - {shape: plane, point: [0, 0, 0], normal: [0, 1, 0], boundary: "
+            "separate, friction: 0.3}\n");
+  EventCount events;
+  expect_same_everywhere(text, 30, events);
+  EXPECT_GT(events.deleted, 0u);  // the slave clouds of the two bodies met
 }
 
 }  // namespace
