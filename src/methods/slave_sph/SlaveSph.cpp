@@ -28,6 +28,7 @@ SlaveSph::SlaveSph(const Scene& scene)
       gravity_(scene.gravity),
       d_(scene.grid.dx / scene.bodies.front().particles_per_cell),
       kernel_(d_),  // h = d (spec §3.14)
+      max_move_(0.5 * (scene.grid.block * scene.grid.dx - kernel_.support())),
       colliders_(scene.colliders, 3),
       clock_({"neighbours", "transfer", "stress", "solve", "masters", "slaves", "topology"}) {
   Real lightest = std::numeric_limits<Real>::infinity();
@@ -583,6 +584,7 @@ void SlaveSph::update_masters(Space& space, Real t, Real dt) {
   Real* Fp = plastic_ ? ps.real("Fp") : nullptr;
   Real* Jp = plastic_ ? ps.real("Jp") : nullptr;
   const bool literal_reference = settings_.reference == "master";
+  std::uint64_t runaway = 0;  // masters that moved farther than max_move_
   for (std::size_t j = 0; j < masters_.size(); ++j) {
     const std::size_t c = masters_[j];
     Real sw = 0, vhat[3] = {0, 0, 0};
@@ -631,6 +633,7 @@ void SlaveSph::update_masters(Space& space, Real t, Real dt) {
       }
     collide(xc, vc, t, dt);  // S8
     for (int a = 0; a < 3; ++a) xc[a] += dt * vc[a];
+    runaway += dt * dt * (vc[0] * vc[0] + vc[1] * vc[1] + vc[2] * vc[2]) > max_move_ * max_move_;
     for (std::size_t o = 0; o < colliders_.size(); ++o) {
       const Real phi = colliders_[o].phi<3>(xc, t + dt);
       if (phi >= 0) continue;
@@ -640,6 +643,19 @@ void SlaveSph::update_masters(Space& space, Real t, Real dt) {
     }
     for (int a = 0; a < 3; ++a) vm_[3 * c + a] = vc[a];
   }
+  require_bounded_motion(space, runaway, t + dt);
+}
+
+// Collective: a master that moved farther than max_move_ in one step means the step is unstable
+// (β = 0 beyond the explicit limit, or a blow-up); going on would read neighbourhoods the halo no
+// longer holds, and the run would part from the same run on another rank count.
+void SlaveSph::require_bounded_motion(Space& space, std::uint64_t runaway, Real t) const {
+  MPI_Allreduce(MPI_IN_PLACE, &runaway, 1, MPI_UINT64_T, MPI_SUM, space.comm());
+  if (runaway == 0) return;
+  throw Error(fmt::format(
+      "slave_sph: {} masters moved more than {:.3g} m (half the block edge less the kernel support) in "
+      "the step to t = {:.6g}: the step is unstable; lower time.dt{}",
+      runaway, max_move_, t, settings_.beta == 0 ? " (beta = 0 is explicit) or raise slave_sph.beta" : ""));
 }
 
 // S10: slaves move with the masters' new velocities, interpolated with the step's weights (22).

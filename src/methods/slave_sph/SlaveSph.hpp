@@ -71,8 +71,9 @@ class SlaveSph final : public Method {
   void master_stresses();                                      // S3 (τ, Hessians)
   void solve_slave_velocities(Space& space, Real t, Real dt);  // S3-S5
   void update_masters(Space& space, Real t, Real dt);          // S6-S9
-  void advect_slaves(Space& space, Real dt);                   // S10
-  void insert_slaves(Space& space);                            // S11, §3.11
+  void require_bounded_motion(Space& space, std::uint64_t runaway, Real t) const;
+  void advect_slaves(Space& space, Real dt);  // S10
+  void insert_slaves(Space& space);           // S11, §3.11
   void remove_dead(Space& space);
   void probe_transfers(Space& space, Real dt);
   void hessian_product(Space& space, Real beta_dt2, const Real* u, Real* y);  // (15R) with (S7)
@@ -97,6 +98,9 @@ class SlaveSph final : public Method {
   std::vector<Real> densities_;
   bool plastic_;
   Real orphan_mass_;  // ε_m
+  // The farthest a master may move in one step, (block edge − 2h)/2: two particles that close in
+  // by less stay within each other's halo, which every neighbour search of the step relies on.
+  Real max_move_;
   ColliderSet colliders_;
   Real n_max_ = 0;
   std::unique_ptr<ShellKsp> ksp_;  // on the space's communicator, made at the first solve

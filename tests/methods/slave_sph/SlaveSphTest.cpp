@@ -233,5 +233,35 @@ TEST(SlaveSphDeterminism, TwoBodiesMeetingOnTheFloorTheSameOnAnyRankCount) {
   EXPECT_GT(events.deleted, 0u);  // the slave clouds of the two bodies met
 }
 
+// The same two bodies with the explicit update (β = 0) at 4 × its step limit blow up. The run must
+// stop, with the same error at the same step on any rank count, before particles outrun the halo
+// (past that the runs parted, issue 28).
+int steps_until_unstable(MPI_Comm comm, const std::string& text) {
+  SphRun run(comm, text);
+  for (int n = 1; n <= 200; ++n) {
+    try {
+      run.step();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("the step is unstable"), std::string::npos) << e.what();
+      return n;
+    }
+  }
+  return 0;
+}
+
+TEST(SlaveSphDeterminism, AnUnstableStepStopsTheRunAtTheSameStepOnAnyRankCount) {
+  const std::string text =
+      scene(kClay,
+            box("[0.06, 0.0, 0]", "[0.2, 0.04, 0.05]") +
+                box("[0.1, 0.05, 0.0]", "[0.15, 0.1, 0.05]", "[0.3, -1.5, 0]"),
+            "colliders:\n  - {shape: plane, point: [0, 0, 0], normal: [0, 1, 0], boundary: "
+            "separate, friction: 0.3}\nslave_sph: {beta: 0}\n");
+  const int distributed = steps_until_unstable(MPI_COMM_WORLD, text);
+  EXPECT_GT(distributed, 0) << "the explicit run at 4 x its step limit did not stop";
+  if (mpi::rank(MPI_COMM_WORLD) == 0) {
+    EXPECT_EQ(steps_until_unstable(MPI_COMM_SELF, text), distributed);
+  }
+}
+
 }  // namespace
 }  // namespace nendo
