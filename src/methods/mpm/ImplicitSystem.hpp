@@ -22,6 +22,7 @@
 #include "colliders/Collider.hpp"
 #include "decomposition/Space.hpp"
 #include "methods/mpm/GridKernels.hpp"
+#include "methods/mpm/StickyMirror.hpp"
 #include "methods/mpm/materials/Materials.hpp"
 #include "solvers/NewtonProblem.hpp"
 #include "solvers/NewtonSolver.hpp"
@@ -50,11 +51,14 @@ class MpmImplicitSystem final : public NewtonProblem {
   // in v0 the first iterate: v* with the colliders' constraints applied (spec §10.6). Collective.
   // For the midpoint rule the unknown is the midpoint velocity u and the constraints hold u: they
   // do no work and no node moves into a collider.
+  // sticky: the step's reflecting sticky walls (StickyMirror), if any.
   void prepare(Space& space, const std::vector<Real>& grid, int c, const std::vector<Real>& target, int ct,
-               const ColliderSet& colliders, Real time, Real h, std::vector<Real>& v0) {
+               const ColliderSet& colliders, Real time, Real h, std::vector<Real>& v0,
+               const StickyMirror<D>* sticky = nullptr) {
     space_ = &space;
     ghost_ = &space.ghost();
     h_ = h;
+    sticky_ = sticky, time_ = time;
     const std::size_t nodes = ghost_->grid_blocks() * ghost_->nodes_per_block();
     std::vector<char> active(nodes);
     for (std::size_t i = 0; i < nodes; ++i) active[i] = grid[c * i] > 0;
@@ -100,7 +104,7 @@ class MpmImplicitSystem final : public NewtonProblem {
   void linearize(const Real* v, Real* gradient) override {
     const std::size_t n = static_cast<std::size_t>(dofs_.local_size());
     v_.assign(v, v + n);
-    gather(v);
+    gather(v, true, true);
     const Particles f = particles();
     int bad = 0;
     Real elastic = 0;  // Σ |V ψ|, the scale of energy_change's elastic differences
@@ -147,7 +151,7 @@ class MpmImplicitSystem final : public NewtonProblem {
       trial_[i] = v_[i] + d[i];
       kinetic += mass_[i / D] * d[i] * (v_[i] - target_[i] + 0.5 * d[i]);
     }
-    gather(trial_.data(), false);
+    gather(trial_.data(), false, true);
     const Particles f = particles();
     Real elastic = 0;
     for_each_particle(
@@ -169,7 +173,7 @@ class MpmImplicitSystem final : public NewtonProblem {
     const std::size_t n = static_cast<std::size_t>(dofs_.local_size());
     projected_.assign(x, x + n);
     project(projected_.data());
-    gather(projected_.data());
+    gather(projected_.data(), true, false);  // an increment: reflected without the wall's velocity
     const Particles f = particles();
     const Real h2 = h_ * h_;
     for_each_particle([&](std::size_t p, const Stencil& s, const Real* in, Real* out) {
@@ -296,18 +300,42 @@ class MpmImplicitSystem final : public NewtonProblem {
   }
 
   // Owned unknowns → owned grid nodes → the particle blocks' windows (in_), and zeroed output
-  // windows (out_) when `output`.
-  void gather(const Real* x, bool output = true) {
+  // windows (out_) when `output`. Window nodes behind a sticky wall read their mirrors, reflected:
+  // 2 v_wall − v for velocities (`affine`), −δv for increments (StickyMirror).
+  void gather(const Real* x, bool output, bool affine) {
     to_grid(x, grid_);
     ghost_->gather(grid_, D, in_);
     ex_ = ghost_->window_extent(0), ey_ = ghost_->window_extent(1);
     if (output) out_.assign(in_.size(), 0.0);
+    for_each_mirror(D, in_, [&](Real* behind, Real* mirror, const Vec3& wall) {
+      for (int a = 0; a < D; ++a) behind[a] = (affine ? 2 * wall[a] : 0.0) - mirror[a];
+    });
   }
-  // Output windows → owned nodes (summed in the spine's fixed order) → owned unknowns.
+  // Output windows → owned nodes (summed in the spine's fixed order) → owned unknowns. What a
+  // particle put on a node behind a sticky wall goes to its mirror, reflected (the transpose of
+  // gather's reflection).
   void scatter(Real* y) {
+    for_each_mirror(D, out_, [&](Real* behind, Real* mirror, const Vec3&) {
+      for (int a = 0; a < D; ++a) mirror[a] -= behind[a], behind[a] = 0;
+    });
     ghost_->scatter_add(out_, D, grid_);
     for (PetscInt l = 0; l < dofs_.owned_nodes(); ++l)
       for (int a = 0; a < D; ++a) y[D * l + a] = grid_[D * dofs_.node(l) + a];
+  }
+
+  // f(node, its mirror, wall velocity) on the c-component window nodes of `windows` behind sticky walls.
+  template <class F>
+  void for_each_mirror(int c, std::vector<Real>& windows, F&& f) {
+    if (!sticky_ || sticky_->empty() || windows.empty()) return;
+    const ParticleBlocks& blocks = space_->blocks();
+    const std::size_t wn = static_cast<std::size_t>(ghost_->window_nodes()) * c;
+    for (std::size_t b = 0; b < blocks.count(); ++b) {
+      Real* window = windows.data() + b * wn;
+      sticky_->for_each(*ghost_, blocks.keys[b], time_,
+                        [&](std::size_t node, std::size_t mirror, const Vec3& wall) {
+                          f(window + c * node, window + c * mirror, wall);
+                        });
+    }
   }
 
   // f(p, stencil, its block's input window, output window) for every owned particle.
@@ -381,6 +409,9 @@ class MpmImplicitSystem final : public NewtonProblem {
         });
       }
     }
+    for_each_mirror(D * D, block_windows_, [&](Real* behind, Real* mirror, const Vec3&) {
+      for (int q = 0; q < D * D; ++q) mirror[q] += behind[q], behind[q] = 0;  // R block R, R = −I
+    });
     ghost_->scatter_add(block_windows_, D * D, block_grid_);
     block_.resize(static_cast<std::size_t>(dofs_.owned_nodes()) * D * D);
     for (PetscInt l = 0; l < dofs_.owned_nodes(); ++l)
@@ -401,6 +432,12 @@ class MpmImplicitSystem final : public NewtonProblem {
       Eigen::Map<RowMat>(info + 1) = P;
     }
     ghost_->gather(grid, c, info_windows_);
+    // A node behind a sticky wall stands for its mirror with the sign flipped: its rows and columns
+    // of the stiffness are the mirror's, times −P of the mirror (Rᵀ K R).
+    for_each_mirror(c, info_windows_, [&](Real* behind, Real* mirror, const Vec3&) {
+      behind[0] = mirror[0];
+      for (int q = 1; q < c; ++q) behind[q] = -mirror[q];
+    });
     node_info_ready_ = true;
   }
 
@@ -424,6 +461,8 @@ class MpmImplicitSystem final : public NewtonProblem {
   std::vector<char> touched_;
   std::vector<Real> info_windows_;
   bool node_info_ready_ = false;
+  const StickyMirror<D>* sticky_ = nullptr;  // the step's reflecting sticky walls, at time_
+  Real time_ = 0;
 };
 
 // Stiffness blocks are summed per particle block into a window-local table of node pairs (a node

@@ -15,6 +15,7 @@
 #include "methods/mpm/GridKernels.hpp"
 #include "methods/mpm/ImplicitSystem.hpp"
 #include "methods/mpm/Mpm.hpp"
+#include "methods/mpm/StickyMirror.hpp"
 #include "methods/mpm/materials/Materials.hpp"
 
 namespace nendo {
@@ -43,7 +44,8 @@ class MpmStep final : public MpmStepper {
         colliders_(scene.colliders, scene.dimension),
         implicit_(scene.time.integrator == "implicit"),
         midpoint_(implicit_ && scene.implicit.scheme == "midpoint"),
-        implicit_settings_(scene.implicit) {
+        implicit_settings_(scene.implicit),
+        sticky_(colliders_) {
     for (const auto& [name, settings] : scene.materials) {
       materials_.push_back(make_mpm_material(settings));
       density_.push_back(settings.params.at("density"));
@@ -54,9 +56,6 @@ class MpmStep final : public MpmStepper {
       for (std::size_t i = 0; i < colliders_.size(); ++i)
         if (colliders_[i].boundary() == Boundary::Separate) separate_.add(colliders_[i]);
       system_ = std::make_unique<MpmImplicitSystem<D, Kernel>>(materials_, implicit_settings_.project_spd);
-    } else {
-      for (std::size_t i = 0; i < colliders_.size(); ++i)
-        if (colliders_[i].boundary() == Boundary::Sticky) sticky_.add(colliders_[i]);
     }
   }
 
@@ -130,6 +129,7 @@ class MpmStep final : public MpmStepper {
     const std::size_t source_edge = overlap_ ? ghost.boundary_sources() : sources;
     const std::size_t grid_edge = overlap_ ? ghost.boundary_grid_blocks() : grids;
     const int c = grid_components(), cv = velocity_components();
+    sticky_.update(space, t);                              // which sticky walls reflect
     clock_.time(kStress, [&] { compute_stress(space); });  // spec §8 eq. (189)
     clock_.time(kP2G, [&] {                                // §9.2 steps 1-3, 6
       clear_windows(ghost);
@@ -323,6 +323,7 @@ class MpmStep final : public MpmStepper {
     // The midpoint rule is backward Euler over half the step for the midpoint velocity u:
     // m(u − vⁿ)/(Δt/2) = f(xⁿ + Δt/2 u) + f_ext, then v^{n+1} = 2u − vⁿ and x^{n+1} = xⁿ + Δt u.
     const Real h = midpoint_ ? dt / 2 : dt;
+    sticky_.update(space, t);  // which sticky walls reflect
     clock_.time(kStress, [&] { viscous_stress(space); });
     clock_.time(kP2G, [&] {
       clear_windows(ghost);
@@ -334,7 +335,7 @@ class MpmStep final : public MpmStepper {
       clear_grid_velocity(ghost);  // then v* (and vⁿ for FLIP and midpoint), no colliders
       update_grid(ghost, t, h, false, 0, ghost.grid_blocks());
       system_->prepare(space, grid_, grid_components(), grid_velocity_, velocity_components(), colliders_, t,
-                       h, solution_);
+                       h, solution_, &sticky_);
       try {
         report = newton_->solve(*system_, solution_.data());
       } catch (const NewtonFailure& e) {
@@ -368,6 +369,7 @@ class MpmStep final : public MpmStepper {
       if (midpoint_) project_separate(ghost, t, 2 * D);
     });
     clock_.time(kGather, [&] { ghost.gather(grid_velocity_, velocity_components(), windows_); });
+    clock_.time(kGrid, [&] { reflect_behind_sticky_walls(space, t); });
     clock_.time(kG2P, [&] { grid_to_particles(space, dt); });
     clock_.time(kMigrate, [&] { space.migrate(); });
   }
@@ -401,59 +403,12 @@ class MpmStep final : public MpmStepper {
   }
 
   // The nodes of the ghost exchange's grid block b, for the colliders.
-  // Sticky walls as odd reflections (validation.md §1): the material is continued behind a sticky
-  // collider by its mirror image, moving at 2 v_wall − v. P2G folds what the particles put on a
-  // node behind the wall onto the node's mirror (mass added; momentum and force reflected), and G2P
-  // reads the node behind as 2 v_wall − v of its mirror, so the wall holds the material at φ = 0.
-  // The plain sticky projection of the nodes at and behind the wall held it a fraction of a cell
-  // behind, with a loss per step: a bar held by it was 1.6 % long in period and lost 7.7 % of its
-  // energy over five periods at 20 cells. Exact for walls on node planes (each node's mirror is a
-  // node); a node whose mirror is not a node of the same window keeps the plain projection.
-  // Visits (node, mirror node, wall velocity) of the window of block `key`.
-  template <class Visit>
-  void for_each_mirror(const GhostExchange& ghost, BlockKey key, Real t, Visit&& visit) const {
-    const BlockGeometry& g = ghost.geometry();
-    const BlockCoord cb = decode_block_key(key);
-    const int e[3] = {ghost.window_extent(0), ghost.window_extent(1), ghost.window_extent(2)};
-    std::int64_t first[3] = {0, 0, 0};
-    Real center[D];
-    for (int a = 0; a < D; ++a) {
-      first[a] = std::int64_t(cb[a]) * g.block - GhostExchange::kWindowLower;
-      center[a] = g.origin[a] + (Real(first[a]) + 0.5 * (e[a] - 1)) * g.dx;
-    }
-    const Real reach = 0.5 * (e[0] - 1) * g.dx * std::sqrt(Real(D)) + g.dx;
-    for (std::size_t o = 0; o < sticky_.size(); ++o) {
-      const Collider& wall = sticky_[o];
-      if (wall.template phi<D>(center, t) > reach) continue;
-      for (int k = 0; k < e[2]; ++k)
-        for (int j = 0; j < e[1]; ++j)
-          for (int i = 0; i < e[0]; ++i) {
-            const int local[3] = {i, j, k};
-            Real x[D], n[D];
-            for (int a = 0; a < D; ++a) x[a] = g.origin[a] + Real(first[a] + local[a]) * g.dx;
-            const Real phi = wall.template phi<D>(x, t);
-            if (phi >= 0) continue;
-            wall.template normal<D>(x, t, n);
-            int mirror[3] = {0, 0, 0};
-            bool on_node = true;
-            for (int a = 0; a < D; ++a) {
-              const Real at = (x[a] - 2 * phi * n[a] - g.origin[a]) / g.dx - Real(first[a]);
-              mirror[a] = static_cast<int>(std::lround(at));
-              on_node = on_node && std::fabs(at - mirror[a]) < 1e-6 && mirror[a] >= 0 && mirror[a] < e[a];
-            }
-            if (on_node)
-              visit(std::size_t(i + e[0] * (j + e[1] * k)),
-                    std::size_t(mirror[0] + e[0] * (mirror[1] + e[1] * mirror[2])), wall.velocity());
-          }
-    }
-  }
-
   // P2G's half of the reflection, on one window of c components (mass, momentum + Δt force, or
   // mass, momentum, force).
   void fold_behind_sticky_walls(const GhostExchange& ghost, BlockKey key, Real t, Real* window) const {
     const int c = grid_components();
     const bool split = split_grid();
-    for_each_mirror(ghost, key, t, [&](std::size_t node, std::size_t mirror, const Vec3& wall) {
+    sticky_.for_each(ghost, key, t, [&](std::size_t node, std::size_t mirror, const Vec3& wall) {
       const Real* behind = window + c * node;
       Real* front = window + c * mirror;
       front[0] += behind[0];
@@ -471,11 +426,11 @@ class MpmStep final : public MpmStepper {
     const std::size_t wn = static_cast<std::size_t>(ghost.window_nodes()) * cv;
     for (std::size_t b = 0; b < space.blocks().count(); ++b) {
       Real* window = windows_.data() + b * wn;
-      for_each_mirror(ghost, space.blocks().keys[b], t,
-                      [&](std::size_t node, std::size_t mirror, const Vec3& wall) {
-                        for (int q = 0; q < cv; ++q)
-                          window[cv * node + q] = 2 * wall[q % D] - window[cv * mirror + q];
-                      });
+      sticky_.for_each(ghost, space.blocks().keys[b], t,
+                       [&](std::size_t node, std::size_t mirror, const Vec3& wall) {
+                         for (int q = 0; q < cv; ++q)
+                           window[cv * node + q] = 2 * wall[q % D] - window[cv * mirror + q];
+                       });
     }
   }
 
@@ -656,8 +611,8 @@ class MpmStep final : public MpmStepper {
   bool implicit_;
   bool midpoint_;  // implicit.scheme: midpoint
   ImplicitSettings implicit_settings_;
-  ColliderSet separate_;  // implicit: the colliders that also act after the solve
-  ColliderSet sticky_;    // explicit: the sticky colliders, held as odd reflections
+  ColliderSet separate_;    // implicit: the colliders that also act after the solve
+  StickyMirror<D> sticky_;  // the sticky colliders, held as odd reflections
   std::unique_ptr<NewtonSolver> newton_;
   std::unique_ptr<MpmImplicitSystem<D, Kernel>> system_;
   std::vector<Real> solution_;
