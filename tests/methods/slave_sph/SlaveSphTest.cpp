@@ -218,16 +218,21 @@ TEST(SlaveTopology, MergeDeletesSlavesTheSameOnAnyRankCount) {
 }
 
 // Two bodies interacting on a floor (jobs/scenes/slave_sph/cubes-merge.yaml in small): a cube
-// dropped onto a slab resting on the floor across block (and so rank) boundaries, so the contact solve,
-// friction, deletion and insertion all act across rank boundaries. On the old code the first step differed:
-// the halo held the masters' seeded volumes, not their rest volumes (issue 28).
+// dropped onto a slab that rests on the floor across block (and so rank) boundaries, so that the
+// contact solve, friction, deletion and insertion act across rank boundaries.
+std::string two_bodies_on_the_floor(const std::string& extra = "") {
+  return scene(kClay,
+               box("[0.06, 0.0, 0]", "[0.2, 0.04, 0.05]") +
+                   box("[0.1, 0.05, 0.0]", "[0.15, 0.1, 0.05]", "[0.3, -1.5, 0]"),
+               "colliders:\n  - {shape: plane, point: [0, 0, 0], normal: [0, 1, 0], boundary: separate, "
+               "friction: 0.3}\n" +
+                   extra);
+}
+
+// On the old code the first step differed: the halo held the masters' seeded volumes, not their
+// rest volumes (issue 28).
 TEST(SlaveSphDeterminism, TwoBodiesMeetingOnTheFloorTheSameOnAnyRankCount) {
-  const std::string text =
-      scene(kClay,
-            box("[0.06, 0.0, 0]", "[0.2, 0.04, 0.05]") +
-                box("[0.1, 0.05, 0.0]", "[0.15, 0.1, 0.05]", "[0.3, -1.5, 0]"),
-            "colliders:\n  - {shape: plane, point: [0, 0, 0], normal: [0, 1, 0], boundary: "
-            "separate, friction: 0.3}\n");
+  const std::string text = two_bodies_on_the_floor();
   EventCount events;
   expect_same_everywhere(text, 30, events);
   EXPECT_GT(events.deleted, 0u);  // the slave clouds of the two bodies met
@@ -250,12 +255,7 @@ int steps_until_unstable(MPI_Comm comm, const std::string& text) {
 }
 
 TEST(SlaveSphDeterminism, AnUnstableStepStopsTheRunAtTheSameStepOnAnyRankCount) {
-  const std::string text =
-      scene(kClay,
-            box("[0.06, 0.0, 0]", "[0.2, 0.04, 0.05]") +
-                box("[0.1, 0.05, 0.0]", "[0.15, 0.1, 0.05]", "[0.3, -1.5, 0]"),
-            "colliders:\n  - {shape: plane, point: [0, 0, 0], normal: [0, 1, 0], boundary: "
-            "separate, friction: 0.3}\nslave_sph: {beta: 0}\n");
+  const std::string text = two_bodies_on_the_floor("slave_sph: {beta: 0}\n");
   const int distributed = steps_until_unstable(MPI_COMM_WORLD, text);
   EXPECT_GT(distributed, 0) << "the explicit run at 4 x its step limit did not stop";
   if (mpi::rank(MPI_COMM_WORLD) == 0) {
