@@ -112,7 +112,8 @@ TEST(PbdPowderPhysics, SticksBelowAndSlidesAboveTheFrictionAngle) {
 // Test 7 at a reduced size (2000 particles from 0.12 m): after the pour and 2 s of settling most
 // particles rest (57 % here; 85 % of the paper-size pour in docs/validation.md), the heap stands at 15-50°
 // and at least 10° steeper than the same pour as a pure fluid (transitions off), which spreads flat; its
-// footprint holds over the last second; no particle is below the floor.
+// footprint holds over the last second; no particle is below the floor. Angles are medians over the
+// bin offsets (one alignment ranges 10-29.5° on this heap, issue 28).
 TEST(PbdPowderPhysics, PouredHeapStandsWhereTheFluidSpreads) {
   auto pour = [](const std::string& pbd, Real* footprint_before) {
     PowderRun run(MPI_COMM_WORLD, pour_scene(2000, 0.12, pbd));
@@ -142,6 +143,35 @@ TEST(PbdPowderPhysics, PouredHeapStandsWhereTheFluidSpreads) {
   EXPECT_GE(heap.angle, fluid.angle + 10);
   EXPECT_LE(heap.footprint, 1.10 * before);
   EXPECT_GT(fluid.footprint, 1.5 * heap.footprint);
+}
+
+// Issue 28: the angle of repose is a property of the material, not of the binning. The pour above
+// with floor friction μ ∈ {0.4, 0.6, 0.8}, three emitter seeds each; θ(μ) is the median over the
+// seeds and the bin offsets of the test 7(d) estimator, after the pour and 2 s of settling. A dry
+// granular heap stands near its friction angle: |θ − arctan μ| ≤ 10°, and θ grows with μ.
+// DISABLED: it fails (θ = 15.1°, 13.9°, 14.9° against 21.8°, 31.0°, 38.7°; docs/methods/pbd-powder.md),
+// because the method has no friction between particles (the heap is held by the bonds of the rest
+// state alone), and at ~160 s on one rank it is beyond the CI budget. Run it with
+// --gtest_also_run_disabled_tests --gtest_filter='*AngleOfRepose*'.
+TEST(PbdPowderPhysics, DISABLED_AngleOfReposeFollowsTheFrictionAngle) {
+  std::vector<Real> angles;
+  for (Real mu : {0.4, 0.6, 0.8}) {
+    std::vector<Real> all;
+    for (int seed = 1; seed <= 3; ++seed) {
+      PowderRun run(MPI_COMM_WORLD, pour_scene(2000, 0.12, "", "", mu, seed));
+      run.advance(240);
+      const Heap heap = measure_heap(run.gather());
+      all.insert(all.end(), heap.angles.begin(), heap.angles.end());
+    }
+    angles.push_back(testing::median(all));
+    const Real friction_angle = std::atan(mu) * 180 / M_PI;
+    if (mpi::rank(MPI_COMM_WORLD) == 0)
+      std::printf("mu %.1f: angle of repose %.1f deg (median of %zu), arctan mu %.1f deg\n", mu,
+                  angles.back(), all.size(), friction_angle);
+    EXPECT_NEAR(angles.back(), friction_angle, 10.0) << "floor friction " << std::to_string(mu);
+  }
+  EXPECT_LT(angles[0], angles[1]);
+  EXPECT_LT(angles[1], angles[2]);
 }
 
 }  // namespace

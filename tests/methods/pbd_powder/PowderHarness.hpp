@@ -45,54 +45,81 @@ struct PowderRun : MethodRun {
 };
 
 // The paper's pour (spec 003 §8) scaled by the arguments: a disc of radius 3Δx at `height`
-// pouring `count` particles onto a floor with friction 0.6; `extra`: more top-level YAML.
+// pouring `count` particles onto a floor with Coulomb friction `friction`, jittered from `seed`;
+// `extra`: more top-level YAML.
 inline std::string pour_scene(int count, Real height, const std::string& pbd = "",
-                              const std::string& extra = "") {
+                              const std::string& extra = "", Real friction = 0.6, int seed = 1) {
   return "nendo: 1\nmethod: pbd_powder\ndimension: 3\ngravity: [0, -9.81, 0]\n"
          "time: {end: 30, dt: 0.0166666666666667}\ngrid: {dx: 0.02, block: 4}\n"
          "materials: {powder: {model: drucker_prager, E: 3.5e5, nu: 0.3, density: 1500}}\n"
          "emitters:\n  - {shape: disc, center: [0, " +
          std::to_string(height) +
          ", 0], radius: 0.015, axis: y, velocity: [0, -0.3, 0], count: " + std::to_string(count) +
-         ", material: powder}\n"
-         "colliders: [{shape: plane, point: [0, 0, 0], normal: [0, 1, 0], boundary: separate, friction: "
-         "0.6}]\n"
+         ", material: powder, seed: " + std::to_string(seed) +
+         "}\n"
+         "colliders: [{shape: plane, point: [0, 0, 0], normal: [0, 1, 0], boundary: separate, friction: " +
+         std::to_string(friction) +
+         "}]\n"
          "pbd_powder: {spacing: 0.005" +
          (pbd.empty() ? "" : ", " + pbd) + "}\n" + extra;
 }
 
-// Heap measures of spec §9 test 7: the height profile H(r) (max y in 1 cm radial bins about the
-// emitter axis), the angle of repose from a least-squares line over the flank 0.2-0.8 H_max, the
-// 95th percentile of the horizontal distance (footprint).
+// Heap measures of spec §9 test 7: the 95th percentile of the horizontal distance from the
+// emitter axis (footprint), the highest particle, and the angle of repose from the flank
+// estimator of test 7(d): the height profile H(r) (max y in 1 cm radial bins), a least-squares
+// line over the bins with 0.2 H_max ≤ H ≤ 0.8 H_max, θ = atan |slope|. A heap a few centimetres
+// high has only two to four bins on its flank, so one alignment of the bins is luck (issue 28:
+// 0.5-29.5° for one heap); `angle` is the median over kBinOffsets alignments, bin edges at
+// r = (k − offset) cm.
 struct Heap {
-  Real angle = 0;  // degrees
+  Real angle = 0;  // degrees, median over the bin offsets
   Real height = 0;
   Real footprint = 0;
   Real rest_fraction = 0;
+  std::vector<Real> angles;  // per bin offset
 };
+
+constexpr Real kBinWidth = 0.01;
+constexpr int kBinOffsets = 5;  // offsets 0, 0.2, ..., 0.8 bin widths
+
+// The flank angle (degrees) with the bin edges at r = (k − offset) kBinWidth; a bin's r is the
+// middle of its part at r ≥ 0.
+inline Real flank_angle(const std::vector<Grain>& grains, Real offset) {
+  std::vector<Real> H(40, 0.0);
+  for (const Grain& g : grains) {
+    const auto bin = static_cast<std::size_t>(std::hypot(g.x[0], g.x[2]) / kBinWidth + offset);
+    if (bin < H.size()) H[bin] = std::max(H[bin], g.x[1]);
+  }
+  const Real top = *std::max_element(H.begin(), H.end());
+  Real n = 0, sr = 0, sh = 0, srr = 0, srh = 0;
+  for (std::size_t b = 0; b < H.size(); ++b) {
+    if (H[b] < 0.2 * top || H[b] > 0.8 * top) continue;
+    const Real r = 0.5 * kBinWidth * (std::max<Real>(b - offset, 0) + b + 1 - offset);
+    n += 1, sr += r, sh += H[b], srr += r * r, srh += r * H[b];
+  }
+  return n >= 2 ? std::atan(std::fabs((n * srh - sr * sh) / (n * srr - sr * sr))) * 180 / M_PI : 0;
+}
+
+inline Real median(std::vector<Real> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n == 0 ? 0 : n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
 
 inline Heap measure_heap(const std::vector<Grain>& grains) {
   Heap heap;
-  std::vector<Real> H(40, 0.0), radii;
+  std::vector<Real> radii;
   std::size_t rest = 0;
   for (const Grain& g : grains) {
-    const Real r = std::hypot(g.x[0], g.x[2]);
-    radii.push_back(r);
-    const auto bin = static_cast<std::size_t>(r / 0.01);
-    if (bin < H.size()) H[bin] = std::max(H[bin], g.x[1]);
+    radii.push_back(std::hypot(g.x[0], g.x[2]));
+    heap.height = std::max(heap.height, g.x[1]);
     rest += g.state == PbdPowder::kRest;
   }
   heap.rest_fraction = grains.empty() ? 0 : static_cast<Real>(rest) / static_cast<Real>(grains.size());
   std::sort(radii.begin(), radii.end());
   heap.footprint = radii.empty() ? 0 : radii[static_cast<std::size_t>(0.95 * (radii.size() - 1))];
-  heap.height = *std::max_element(H.begin(), H.end());
-  Real n = 0, sr = 0, sh = 0, srr = 0, srh = 0;
-  for (std::size_t b = 0; b < H.size(); ++b) {
-    if (H[b] < 0.2 * heap.height || H[b] > 0.8 * heap.height) continue;
-    const Real r = (b + 0.5) * 0.01;
-    n += 1, sr += r, sh += H[b], srr += r * r, srh += r * H[b];
-  }
-  if (n >= 2) heap.angle = std::atan(std::fabs((n * srh - sr * sh) / (n * srr - sr * sr))) * 180 / M_PI;
+  for (int k = 0; k < kBinOffsets; ++k) heap.angles.push_back(flank_angle(grains, Real(k) / kBinOffsets));
+  heap.angle = median(heap.angles);
   return heap;
 }
 
