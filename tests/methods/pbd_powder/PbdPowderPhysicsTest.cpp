@@ -151,7 +151,8 @@ TEST(PbdPowderPhysics, PouredHeapStandsWhereTheFluidSpreads) {
 // granular heap stands near its friction angle: |θ − arctan μ| ≤ 10°, and θ grows with μ.
 // DISABLED: it fails (θ = 15.1°, 13.9°, 14.9° against 21.8°, 31.0°, 38.7°; docs/methods/pbd-powder.md),
 // because the method has no friction between particles (the heap is held by the bonds of the rest
-// state alone), and at ~160 s on one rank it is beyond the CI budget. Run it with
+// state alone), and at ~3 minutes on 2 ranks it is beyond the CI budget. A fix that adds friction
+// between particles sets it to μ here as well. Run it with
 // --gtest_also_run_disabled_tests --gtest_filter='*AngleOfRepose*'.
 TEST(PbdPowderPhysics, DISABLED_AngleOfReposeFollowsTheFrictionAngle) {
   std::vector<Real> angles;
