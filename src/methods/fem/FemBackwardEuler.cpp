@@ -77,18 +77,31 @@ void FemBackwardEuler::linearize(const Real* v, Real* gradient) {
   for (std::size_t j = 0; j < v_.size(); ++j) x_[j] = fem_.x_[j] + dt_ * v_[j];
   fem_.compute_forces(x_, v_);
   const Real* mass = space_.particles().real("mass");
+  round_off_.resize(4 * fem_.needed_.size());
+  for (std::size_t i = 0; i < fem_.needed_.size(); ++i) {
+    Real x[4][3], round_off[4];
+    corner_values(i, x_, x);
+    const Index t = fem_.needed_[i];
+    element_force_round_off(fem_.model_->rest[t], fem_.model_->constants[t].D, x, round_off);
+    std::copy_n(round_off, 4, &round_off_[4 * i]);
+  }
   // The scales of what cancels in ∇E (the element forces at a node, M v, M ṽ) and of what
   // energy_change sums (|W_T|, m |v| (|v| + |ṽ|)): below them Newton and its line search see noise.
-  Real norms[4] = {0, 0, 0, 0};
+  // Then the round-off of the element forces themselves (positions in absolute coordinates: at
+  // small strain it exceeds 1e-12 of the forces), summed in quadrature over a node's tets.
+  Real norms[5] = {0, 0, 0, 0, 0};
   for (Real w : fem_.energies_) norms[3] += std::abs(w);
   for (PetscInt l = 0; l < dofs_.owned_nodes(); ++l) {
     const std::size_t k = dofs_.node(l);
-    Real element_forces = 0;
+    Real element_forces = 0, round_off = 0;
     for (std::uint32_t e = fem_.incidence_offset_[k]; e < fem_.incidence_offset_[k + 1]; ++e) {
       const Real* f = &fem_.tet_forces_[3 * fem_.incidence_corner_[e]];
-      element_forces += fem_.incidence_weight_[e] * std::hypot(f[0], f[1], f[2]);
+      const Real w = fem_.incidence_weight_[e];
+      element_forces += w * std::hypot(f[0], f[1], f[2]);
+      round_off += w * w * round_off_[fem_.incidence_corner_[e]] * round_off_[fem_.incidence_corner_[e]];
     }
     norms[0] += dt_ * dt_ * element_forces * element_forces;
+    norms[4] += dt_ * dt_ * round_off;
     for (int c = 0; c < 3; ++c) {
       const Real momentum = mass_factor_ * mass[k] * v[3 * l + c];
       gradient[3 * l + c] = momentum - target_[3 * l + c] - dt_ * fem_.force_[3 * k + c];
@@ -97,8 +110,8 @@ void FemBackwardEuler::linearize(const Real* v, Real* gradient) {
       norms[3] += std::abs(v[3 * l + c]) * (std::abs(momentum) + std::abs(target_[3 * l + c]));
     }
   }
-  MPI_Allreduce(MPI_IN_PLACE, norms, 4, MPI_DOUBLE, MPI_SUM, space_.comm());
-  floor_ = 1e-12 * (std::sqrt(norms[0]) + std::sqrt(norms[1]) + std::sqrt(norms[2]));
+  MPI_Allreduce(MPI_IN_PLACE, norms, 5, MPI_DOUBLE, MPI_SUM, space_.comm());
+  floor_ = 1e-12 * (std::sqrt(norms[0]) + std::sqrt(norms[1]) + std::sqrt(norms[2])) + std::sqrt(norms[4]);
   energy_noise_ = 64 * std::numeric_limits<Real>::epsilon() * norms[3];
 }
 

@@ -53,6 +53,7 @@ class FemBackwardEuler final : public NewtonProblem {
   std::vector<Real> v_, x_, scratch_;  // per view entry (3 each): the linearisation point
   std::vector<Real> target_;           // m ṽ per unknown node (3 each)
   std::vector<Real> product_;          // 12 per needed tet: K_T P_T x in apply()
+  std::vector<Real> round_off_;        // 4 per needed tet: element_force_round_off at the linearisation point
   std::vector<Mat12> tangents_;        // see tangents(); not used by the assembly (memory)
   bool tangents_current_ = false;
   Real floor_ = 0, energy_noise_ = 0;  // at the linearisation point

@@ -1,7 +1,9 @@
 #include "methods/fem/StvkElement.hpp"
 
 #include <Eigen/Eigenvalues>
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace nendo::fem {
 namespace {
@@ -106,6 +108,21 @@ Voigt element_forces(const RestShape& rest, const Stiffness& D, const Real (&x)[
   const Voigt s = D * green_strain(F);
   write_forces(rest, F, s, f);
   return s;
+}
+
+// δx = ε max|x| at each corner gives |δF| ≤ ε max|x| Σ_b |∇N_b|; then |δE| ≤ |F| |δF| + ε |F|²,
+// |δS| ≤ |D| |δE| and |δf_a| ≤ V_0 |F| |δS| |∇N_a| (Frobenius norms; the small-strain δF S term left out).
+void element_force_round_off(const RestShape& rest, const Stiffness& D, const Real (&x)[4][3],
+                             Real (&round_off)[4]) {
+  constexpr Real eps = std::numeric_limits<Real>::epsilon();
+  const Gradients G = shape_gradients(rest);
+  Real largest = 0;
+  for (int a = 0; a < 4; ++a)
+    for (int i = 0; i < 3; ++i) largest = std::max(largest, std::abs(x[a][i]));
+  const Real F = deformation_gradient(rest, x).norm();
+  const Real dF = eps * largest * G.colwise().norm().sum();
+  const Real dS = D.norm() * (F * dF + eps * F * F);
+  for (int a = 0; a < 4; ++a) round_off[a] = rest.volume * F * dS * G.col(a).norm();
 }
 
 // Viscous stress of [OH-4] in the standard form (spec §3): S_v = φ tr(Ė) I + 2ψ Ė; in Voigt the

@@ -38,6 +38,11 @@ Real strain_energy(const RestShape& rest, const Stiffness& D, const Real (&x)[4]
 Voigt element_forces(const RestShape& rest, const Stiffness& D, const Real (&x)[4][3], Real (&f)[4][3]);
 Voigt element_forces(const RestShape& rest, const Stiffness& D, Real phi, Real psi, const Real (&x)[4][3],
                      const Real (&v)[4][3], Real (&f)[4][3]);
+// What rounding alone makes of element_forces at x, per corner (for the round-off floor of an
+// implicit solve): the corners carry ε|x| in absolute coordinates and E = ½(FᵀF − I) cancels terms
+// of size |F|², so at small strain the forces are small differences of far larger terms.
+void element_force_round_off(const RestShape& rest, const Stiffness& D, const Real (&x)[4][3],
+                             Real (&round_off)[4]);
 // The same through O'Brien & Hodgins' [OH-5], [OH-6] (β matrix, ε = 2E, σ = 2S): for tests.
 void obrien_forces(const Real (&rest_x)[4][3], const Stiffness& D, const Real (&x)[4][3], Real (&f)[4][3]);
 // ∂²W/∂x² (12×12, node-major: row 3a + i), the exact StVK tangent; `definite` projects the
