@@ -188,6 +188,7 @@ struct FemSettings {
   int min_level = 0;                   // never coarser (an extension: coarse tets lock in bending)
   Real linear_tolerance = 0.05;        // δ_lin (§5 H4f)
   Real agree_tolerance = 0.01;         // τ_agree (§4.4)
+  Real error_tolerance = 0.003;        // τ_err: recovered-strain error indicator (an extension; issue 28)
   Real coarsen_factor = 0.8;           // κ_c (§4.4)
   Real damping = 0;                    // c_m, mass-proportional (1/s)
   Real bulk_viscosity = 0;             // φ (Pa s), the same at every level (§10 C11)

@@ -469,6 +469,7 @@ class SceneReader {
                                 std::to_string(settings.max_level) + ")");
     settings.linear_tolerance = fem.real("linear_tolerance");
     settings.agree_tolerance = fem.real("agree_tolerance");
+    settings.error_tolerance = fem.real("error_tolerance");
     settings.coarsen_factor = fem.real("coarsen_factor");
     settings.damping = fem.real("damping");
     settings.bulk_viscosity = fem.real("bulk_viscosity");

@@ -283,6 +283,14 @@ std::vector<KeySchema> fem_keys() {
                       "(Frobenius) of the parent's (section 4.4 (iii))")
           .defaults_to("0.01")
           .at_least(0),
+      KeySchema::real("error_tolerance",
+                      "tau_err: a tet is also refined where its Green strain differs from the recovered "
+                      "strain (the volume average of the active tets around a node) at one of its corners "
+                      "by more than this (Frobenius), and a parent is merged only below a quarter of it: "
+                      "the discretisation-error indicator the paper's linear range lacks (an extension; "
+                      "coarse linear tets lock in bending, section 8)")
+          .defaults_to("0.003")
+          .at_least(0),
       KeySchema::real("coarsen_factor",
                       "kappa_c: a parent is chosen again only inside this fraction of its linear range "
                       "(hysteresis, section 4.4 (i))")

@@ -4,8 +4,9 @@
 // the spine (id = hierarchy node number), so migration, the halo, output and checkpoints carry
 // them; the model (hierarchy, constants) and the active set are the same on every rank. A step:
 //   view       owned nodes, then the halo copies; hanging nodes put on their masters (§6.2 2)
-//   select     each rank tests the tets whose corner 0 it owns (refine: §4.4 cond(T, 1); coarsen:
-//              cond(P, κ_c) and agree(c, P)); the marks are all-gathered and every rank applies
+//   select     each rank tests the tets whose corner 0 it owns (refine: §4.4 cond(T, 1) fails or
+//              the strain-recovery error exceeds τ_err; coarsen: cond(P, κ_c), agree(c, P) and the
+//              error below τ_err / 4); the marks are all-gathered and every rank applies
 //              them to its copy of the active set (§6.3); new nodes are made at their parent
 //              edge's midpoint by the owner of the edge's first node, unused ones removed
 //   forces     each owned regular node sums, in (tet, corner) order, its active tets' forces and
@@ -59,8 +60,9 @@ class HierarchicalFem final : public Method {
   void build_model(MPI_Comm comm);
   void gather_view(Space& space);
   void place_hanging_nodes();
-  void interpolate_hanging(std::vector<Real>& values) const;
+  void interpolate_hanging(std::vector<Real>& values, int components = 3) const;
   bool select_levels(Space& space);
+  void recover_strains(Space& space);
   void mark(std::vector<fem::Index>& refine, std::vector<fem::Index>& coarsen);
   void check_reach(MPI_Comm comm, const char* what);
   void apply_changes(Space& space, const fem::ActiveSet::StepChanges& changes);
@@ -110,6 +112,8 @@ class HierarchicalFem final : public Method {
   std::vector<Real> tet_forces_;            // 12 per needed tet
   std::vector<Real> force_;                 // 3 per owned particle
   std::vector<Real> energies_;              // of the tets whose corner 0 is owned here (summed reproducibly)
+  std::vector<Real> tet_strains_;           // 6 per needed tet: its Green strain (Voigt), for recover_strains
+  std::vector<Real> recovered_;             // 6 per view entry: the recovered Green strain (Voigt)
   long beyond_ = 0;  // data this rank needed and did not have, since the last check_reach                 //
                      // of the tets whose corner 0 is owned here
 

@@ -74,9 +74,12 @@ Real total_mass(const std::vector<Node>& nodes) {
   return m;
 }
 
+// A loose τ_err: the impact keeps the strain field's departures above the default's merge
+// threshold (τ_err / 4) for thousands of steps (no merge in 2 000), and this test is about merges
+// too; the default selection is compared bitwise by the other runs below.
 TEST(HierarchicalFem, AdaptiveRunIsBitwiseTheSameOnAnyRankCount) {
-  FemRun everyone(MPI_COMM_WORLD, beam_scene(2));
-  FemRun alone(MPI_COMM_SELF, beam_scene(2));
+  FemRun everyone(MPI_COMM_WORLD, beam_scene(2), {"fem.error_tolerance=0.2"});
+  FemRun alone(MPI_COMM_SELF, beam_scene(2), {"fem.error_tolerance=0.2"});
   const Real body_mass = 1000 * 1.0 * 0.05 * 0.05;
   for (int step = 0; step < 120; ++step) {
     everyone.step(), alone.step();
@@ -99,13 +102,14 @@ TEST(HierarchicalFem, AdaptiveRunIsBitwiseTheSameOnAnyRankCount) {
 }
 
 // Nodes that sag out of their blocks below z = 0 migrate to ranks that owned nothing of the beam,
-// and the blocks are re-balanced while it runs.
+// and the blocks are re-balanced while it runs. τ_err = 0.03 refines less than the default (139
+// refinements in 400 steps, not 2 242: the cost of the run the test is about, migration).
 TEST(HierarchicalFem, SaggingAcrossBlocksIsBitwiseTheSame) {
   const std::string scene =
       "nendo: 1\nmethod: fem\ndimension: 3\ngravity: [0, 0, -9.81]\ntime: {end: 1, dt: 2.0e-4}\n"
       "grid: {dx: 0.22, block: 3}\nmaterials: {beam: {model: stvk, E: 3.0e5, nu: 0.3, density: 1000}}\n"
       "bodies: [{shape: box, material: beam, min: [0, 0, 0], max: [0.8, 0.1, 0.1], fixed_min: [-1, -1, -1], "
-      "fixed_max: [0, 1, 1]}]\nfem: {spacing: 0.05, max_level: 2, damping: 2}\n";
+      "fixed_max: [0, 1, 1]}]\nfem: {spacing: 0.05, max_level: 2, damping: 2, error_tolerance: 0.03}\n";
   FemRun everyone(MPI_COMM_WORLD, scene);
   FemRun alone(MPI_COMM_SELF, scene);
   for (int step = 0; step < 400; ++step) {
@@ -217,8 +221,8 @@ TEST(HierarchicalFem, ImplicitStepAtEquilibriumIsAccepted) {
       "nendo: 1\nmethod: fem\ndimension: 3\ngravity: [0, 0, -9.81]\n"
       "time: {end: 300, dt: 100, integrator: implicit}\ngrid: {dx: 0.11, block: 3}\n"
       "materials: {beam: {model: stvk, E: 1.0e9, nu: 0.3, density: 1000}}\n"
-      "bodies: [{shape: box, material: beam, min: [0, 0, 0], max: [1.0, 0.05, 0.05], fixed_min: [-1, -1, -1], "
-      "fixed_max: [0, 1, 1]}]\n"
+      "bodies: [{shape: box, material: beam, min: [0, 0, 0], max: [1.0, 0.05, 0.05],\n"
+      "          fixed_min: [-1, -1, -1], fixed_max: [0, 1, 1]}]\n"
       "fem: {spacing: 0.025, max_level: 0}\nimplicit: {newton_tol: 1.0e-8}\n";
   for (const char* op : {"assembled", "matrix_free"}) {
     FemRun run(MPI_COMM_WORLD, scene, {std::string("implicit.operator=") + op});
@@ -233,7 +237,7 @@ TEST(HierarchicalFem, ImplicitStepAtEquilibriumIsAccepted) {
                               after[i].x[2]);
       for (int c = 0; c < 3; ++c) moved = std::max(moved, std::abs(after[i].x[c] - before[i].x[c]));
     }
-    EXPECT_GT(sag, 1e-3) << op;  // Euler–Bernoulli: 5.9 mm, less on the locking level-0 mesh
+    EXPECT_GT(sag, 1e-3) << op;          // Euler–Bernoulli: 5.9 mm, less on the locking level-0 mesh
     EXPECT_LT(moved, 1e-7 * sag) << op;  // what is left of the last step's velocity
   }
 }
