@@ -41,20 +41,22 @@ Real green_distance(const fem::Voigt& a, const fem::Voigt& b) {
   return std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + 0.5 * (d[3] * d[3] + d[4] * d[4] + d[5] * d[5]));
 }
 
-// Spec §4.4 cond(T, κ): the Biot strain of F inside κ times the tet's linear ranges. The eigen
-// decomposition is skipped where the Green strain E is too small for any Biot component to reach
-// the nearest bound: for |E|_F < 3/8 every stretch λ − 1 is within 4/3 of its ½(λ² − 1), so
-// |U − I|_F ≤ 4/3 |E|_F, and a component with engineering shear is at most √2 |U − I|_F.
-bool within_linear_range(const fem::TetConstants& c, const fem::Mat3& F, const fem::Voigt& green,
-                         Real kappa) {
-  Real nearest = std::numeric_limits<Real>::infinity();
-  for (int m = 0; m < 6; ++m) nearest = std::min({nearest, -c.alpha_min[m], c.alpha_max[m]});
-  const Real size = green_distance(green, fem::Voigt::Zero());
-  if (size < 0.375 && 1.9 * size < kappa * nearest) return true;
-  const fem::Voigt biot = fem::biot_strain(F);
+// Spec §4.4 cond(T, κ): the Biot strain of F inside κ times the tet's linear ranges.
+bool within_linear_range(const fem::TetConstants& c, const fem::Voigt& biot, Real kappa) {
   for (int m = 0; m < 6; ++m)
     if (biot[m] < kappa * c.alpha_min[m] || biot[m] > kappa * c.alpha_max[m]) return false;
   return true;
+}
+
+// A sufficient condition for cond(T, κ) from the Green strain E alone, which spares the eigen
+// decomposition of the Biot strain: for |E|_F < 3/8 every stretch λ − 1 is within 4/3 of its
+// ½(λ² − 1), so |U − I|_F ≤ 4/3 |E|_F, and a component with engineering shear is at most
+// √2 |U − I|_F: no Biot component reaches the nearest bound while 1.9 |E|_F is below it.
+bool surely_within_linear_range(const fem::TetConstants& c, const fem::Voigt& green, Real kappa) {
+  Real nearest = std::numeric_limits<Real>::infinity();
+  for (int m = 0; m < 6; ++m) nearest = std::min({nearest, -c.alpha_min[m], c.alpha_max[m]});
+  const Real size = green_distance(green, fem::Voigt::Zero());
+  return size < 0.375 && 1.9 * size < kappa * nearest;
 }
 
 // A parent is merged only where its error indicator is below this fraction of τ_err: the
@@ -260,6 +262,17 @@ void HierarchicalFem::mark(std::vector<Index>& refine, std::vector<Index>& coars
       throw CollectiveError("fem: tet " + std::to_string(t) + " reaches beyond the halo");
     return fem::deformation_gradient(model_->rest[t], x);
   };
+  // The Green strain of a tet, as recover_strains found it if it did.
+  const auto green_of = [&](Index t) {
+    const auto found = std::lower_bound(needed_.begin(), needed_.end(), t);
+    const auto i = static_cast<std::size_t>(found - needed_.begin());
+    if (found != needed_.end() && *found == t && strain_known_[i]) return fem::Voigt(&tet_strains_[6 * i]);
+    return fem::green_strain(deformation_of(t));
+  };
+  const auto in_range = [&](Index t, const fem::Voigt& green, Real kappa) {
+    return surely_within_linear_range(model_->constants[t], green, kappa) ||
+           within_linear_range(model_->constants[t], fem::biot_strain(deformation_of(t)), kappa);
+  };
   // The error indicator: how far the tet's constant strain is from the recovered strain at its
   // corners (within the view: the tet's corners are).
   const auto error_of = [&](Index t, const fem::Voigt& green) {
@@ -272,22 +285,18 @@ void HierarchicalFem::mark(std::vector<Index>& refine, std::vector<Index>& coars
   };
   for (Index t : active_->active_tets()) {
     if (h.level[t] >= fs.max_level || !evaluated_here(t)) continue;
-    const fem::Mat3 F = deformation_of(t);
-    const fem::Voigt green = fem::green_strain(F);
-    if (error_of(t, green) > fs.error_tolerance || !within_linear_range(model_->constants[t], F, green, 1))
-      refine.push_back(t);
+    const fem::Voigt green = green_of(t);
+    if (error_of(t, green) > fs.error_tolerance || !in_range(t, green, 1)) refine.push_back(t);
   }
   for (Index p : active_->coarsening_candidates()) {
     if (h.level[p] < fs.min_level || !evaluated_here(p)) continue;
-    const fem::Mat3 F = deformation_of(p);
-    const fem::Voigt parent_green = fem::green_strain(F);
+    const fem::Voigt parent_green = fem::green_strain(deformation_of(p));
     if (error_of(p, parent_green) > kErrorCoarsening * fs.error_tolerance ||
-        !within_linear_range(model_->constants[p], F, parent_green, fs.coarsen_factor))
+        !in_range(p, parent_green, fs.coarsen_factor))
       continue;
     bool agree = true;
     for (int k = 0; k < 8 && agree; ++k)
-      agree = green_distance(fem::green_strain(deformation_of(h.child(p, k))), parent_green) <=
-              fs.agree_tolerance;
+      agree = green_distance(green_of(h.child(p, k)), parent_green) <= fs.agree_tolerance;
     if (agree) coarsen.push_back(p);
   }
 }
@@ -311,7 +320,7 @@ bool HierarchicalFem::select_levels(Space& space) {
   return true;
 }
 
-// The recovered strain field (Zienkiewicz & Zhu 1987) of the error indicator: at each regular node
+// The recovered strain field (Zienkiewicz & Zhu 1987) of the error indicator: at a regular node
 // the volume-weighted mean Green strain of the active tets whose forces reach it (the incidence:
 // tets with it as a corner, and with a hanging corner it masters, at that weight), summed in the
 // incidence's order; halo copies from their owners, hanging nodes from their masters. Linear tets
@@ -319,28 +328,41 @@ bool HierarchicalFem::select_levels(Space& space) {
 // strain departs from the recovered one at its corners. The paper's linear range sees only
 // material and geometric nonlinearity, so a locked coarse level, whose own strain is small, never
 // refined (issue 28).
+// Only where mark() reads it: at the corners of tets that may refine (level < L_max) and of the
+// parents that may merge (a node older than a tet it is a corner of), which include the masters
+// of hanging nodes (corners of a coarser tet).
 void HierarchicalFem::recover_strains(Space& space) {
-  std::vector<Real>& tet_strains = tet_strains_;
-  tet_strains.resize(6 * needed_.size());
-  Real x[4][3];
-  for (std::size_t i = 0; i < needed_.size(); ++i) {
-    for (int a = 0; a < 4; ++a)
-      std::copy_n(&x_[3 * static_cast<std::size_t>(needed_slots_[4 * i + a])], 3, x[a]);
-    const fem::Voigt green = fem::green_strain(fem::deformation_gradient(model_->rest[needed_[i]], x));
-    std::copy_n(green.data(), 6, &tet_strains[6 * i]);
-  }
+  const fem::TetHierarchy& h = model_->hierarchy;
+  tet_strains_.resize(6 * needed_.size());
+  strain_known_.assign(needed_.size(), 0);
   recovered_.assign(6 * n_, 0.0);
+  Real x[4][3];
   for (std::size_t k = 0; k < n_own_; ++k) {
+    const std::uint32_t begin = incidence_offset_[k], end = incidence_offset_[k + 1];
+    const int node_level = h.node_level[ids_[k]];
+    bool read = false;
+    for (std::uint32_t e = begin; e < end && !read; ++e) {
+      const int level = h.level[needed_[incidence_corner_[e] / 4]];
+      read = level < h.max_level || node_level < level;
+    }
+    if (!read) continue;
     Real volume = 0;
     Real* out = &recovered_[6 * k];
-    for (std::uint32_t e = incidence_offset_[k]; e < incidence_offset_[k + 1]; ++e) {
+    for (std::uint32_t e = begin; e < end; ++e) {
       const std::uint32_t i = incidence_corner_[e] / 4;
-      const Real w = incidence_weight_[e] * model_->rest[needed_[i]].volume;
-      for (int c = 0; c < 6; ++c) out[c] += w * tet_strains[6 * i + c];
+      const Index t = needed_[i];
+      if (!strain_known_[i]) {
+        for (int a = 0; a < 4; ++a)
+          std::copy_n(&x_[3 * static_cast<std::size_t>(needed_slots_[4 * i + a])], 3, x[a]);
+        const fem::Voigt green = fem::green_strain(fem::deformation_gradient(model_->rest[t], x));
+        std::copy_n(green.data(), 6, &tet_strains_[6 * i]);
+        strain_known_[i] = 1;
+      }
+      const Real w = incidence_weight_[e] * model_->rest[t].volume;
+      for (int c = 0; c < 6; ++c) out[c] += w * tet_strains_[6 * i + c];
       volume += w;
     }
-    if (volume > 0)
-      for (int c = 0; c < 6; ++c) out[c] /= volume;
+    for (int c = 0; c < 6; ++c) out[c] /= volume;
   }
   space.halo().update_values(recovered_.data(), 6, recovered_.data() + 6 * n_own_);
   interpolate_hanging(recovered_, 6);
@@ -520,14 +542,16 @@ void HierarchicalFem::compute_forces(const std::vector<Real>& x_view, const std:
     }
     const fem::RestShape& rest = model_->rest[t];
     const fem::Stiffness& D = model_->constants[t].D;
+    const fem::Mat3 F = fem::deformation_gradient(rest, x);
+    const fem::Voigt green = fem::green_strain(F);  // once, for the forces and the energy
     if (viscous)
       fem::element_forces(rest, D, fs.bulk_viscosity, fs.shear_viscosity, x, v, f);
     else
-      fem::element_forces(rest, D, x, f);
+      fem::element_forces(rest, D, F, green, f);
     std::copy_n(&f[0][0], 12, &tet_forces_[12 * i]);
     const std::size_t s0 = static_cast<std::size_t>(needed_slots_[4 * i]);
     if (s0 < n_own_ && slot_[h.corners[t][0]] == static_cast<std::int32_t>(s0))
-      energies_.push_back(fem::strain_energy(rest, D, x));
+      energies_.push_back(fem::strain_energy(rest, D, green));
   }
   force_.assign(3 * n_own_, 0.0);
   for (std::size_t k = 0; k < n_own_; ++k)

@@ -112,7 +112,8 @@ class HierarchicalFem final : public Method {
   std::vector<Real> tet_forces_;            // 12 per needed tet
   std::vector<Real> force_;                 // 3 per owned particle
   std::vector<Real> energies_;              // of the tets whose corner 0 is owned here (summed reproducibly)
-  std::vector<Real> tet_strains_;           // 6 per needed tet: its Green strain (Voigt), for recover_strains
+  std::vector<Real> tet_strains_;           // 6 per needed tet: its Green strain (Voigt), if strain_known_
+  std::vector<std::uint8_t> strain_known_;  // per needed tet: recover_strains computed it
   std::vector<Real> recovered_;             // 6 per view entry: the recovered Green strain (Voigt)
   long beyond_ = 0;  // data this rank needed and did not have, since the last check_reach                 //
                      // of the tets whose corner 0 is owned here

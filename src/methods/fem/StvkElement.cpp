@@ -99,13 +99,21 @@ Voigt green_strain_rate(const Mat3& F, const Mat3& Fdot) {
 }
 
 Real strain_energy(const RestShape& rest, const Stiffness& D, const Real (&x)[4][3]) {
-  const Voigt e = green_strain(deformation_gradient(rest, x));
-  return rest.volume * 0.5 * e.dot(D * e);
+  return strain_energy(rest, D, green_strain(deformation_gradient(rest, x)));
+}
+
+Real strain_energy(const RestShape& rest, const Stiffness& D, const Voigt& green) {
+  return rest.volume * 0.5 * green.dot(D * green);
 }
 
 Voigt element_forces(const RestShape& rest, const Stiffness& D, const Real (&x)[4][3], Real (&f)[4][3]) {
   const Mat3 F = deformation_gradient(rest, x);
-  const Voigt s = D * green_strain(F);
+  return element_forces(rest, D, F, green_strain(F), f);
+}
+
+Voigt element_forces(const RestShape& rest, const Stiffness& D, const Mat3& F, const Voigt& green,
+                     Real (&f)[4][3]) {
+  const Voigt s = D * green;
   write_forces(rest, F, s, f);
   return s;
 }

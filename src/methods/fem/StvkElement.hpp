@@ -33,9 +33,13 @@ Voigt green_strain_rate(const Mat3& F, const Mat3& Fdot);  // Ė = ½(FᵀḞ + 
 
 // Elastic energy V_0 ½ eᵀ D e.
 Real strain_energy(const RestShape& rest, const Stiffness& D, const Real (&x)[4][3]);
+Real strain_energy(const RestShape& rest, const Stiffness& D, const Voigt& green);
 // Nodal forces f[a] = −V_0 F S ∇N_a, S = D e + φ tr(Ė) I + 2ψ Ė (spec §6.2 step 3); φ = ψ = 0
 // (or no velocities) for the elastic part alone. Returns the Voigt S used.
 Voigt element_forces(const RestShape& rest, const Stiffness& D, const Real (&x)[4][3], Real (&f)[4][3]);
+// The same from F and its Green strain, computed once for the level selection and the forces.
+Voigt element_forces(const RestShape& rest, const Stiffness& D, const Mat3& F, const Voigt& green,
+                     Real (&f)[4][3]);
 Voigt element_forces(const RestShape& rest, const Stiffness& D, Real phi, Real psi, const Real (&x)[4][3],
                      const Real (&v)[4][3], Real (&f)[4][3]);
 // What rounding alone makes of element_forces at x, per corner (for the round-off floor of an
