@@ -58,7 +58,7 @@ class MpmImplicitSystem final : public NewtonProblem {
     space_ = &space;
     ghost_ = &space.ghost();
     h_ = h;
-    sticky_ = sticky, time_ = time;
+    sticky_ = sticky;
     const std::size_t nodes = ghost_->grid_blocks() * ghost_->nodes_per_block();
     std::vector<char> active(nodes);
     for (std::size_t i = 0; i < nodes; ++i) active[i] = grid[c * i] > 0;
@@ -331,10 +331,9 @@ class MpmImplicitSystem final : public NewtonProblem {
     const std::size_t wn = static_cast<std::size_t>(ghost_->window_nodes()) * c;
     for (std::size_t b = 0; b < blocks.count(); ++b) {
       Real* window = windows.data() + b * wn;
-      sticky_->for_each(*ghost_, blocks.keys[b], time_,
-                        [&](std::size_t node, std::size_t mirror, const Vec3& wall) {
-                          f(window + c * node, window + c * mirror, wall);
-                        });
+      sticky_->for_each(b, [&](std::size_t node, std::size_t mirror, const Vec3& wall) {
+        f(window + c * node, window + c * mirror, wall);
+      });
     }
   }
 
@@ -461,8 +460,7 @@ class MpmImplicitSystem final : public NewtonProblem {
   std::vector<char> touched_;
   std::vector<Real> info_windows_;
   bool node_info_ready_ = false;
-  const StickyMirror<D>* sticky_ = nullptr;  // the step's reflecting sticky walls, at time_
-  Real time_ = 0;
+  const StickyMirror<D>* sticky_ = nullptr;  // the step's reflections (StickyMirror::update)
 };
 
 // Stiffness blocks are summed per particle block into a window-local table of node pairs (a node

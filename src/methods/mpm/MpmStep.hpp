@@ -133,10 +133,10 @@ class MpmStep final : public MpmStepper {
     clock_.time(kStress, [&] { compute_stress(space); });  // spec §8 eq. (189)
     clock_.time(kP2G, [&] {                                // §9.2 steps 1-3, 6
       clear_windows(ghost);
-      particles_to_grid(space, ghost, t, dt, 0, source_edge);
+      particles_to_grid(space, ghost, dt, 0, source_edge);
     });
     clock_.time(kScatter, [&] { ghost.start_scatter(windows_, c); });
-    clock_.time(kP2G, [&] { particles_to_grid(space, ghost, t, dt, source_edge, sources); });
+    clock_.time(kP2G, [&] { particles_to_grid(space, ghost, dt, source_edge, sources); });
     clock_.time(kScatter, [&] { ghost.finish_scatter(windows_, c, grid_); });
     clock_.time(kGrid, [&] {  // steps 4, 5, 7, 8
       clear_grid_velocity(ghost);
@@ -145,7 +145,7 @@ class MpmStep final : public MpmStepper {
     clock_.time(kGather, [&] { ghost.start_gather(grid_velocity_, cv); });
     clock_.time(kGrid, [&] { update_grid(ghost, t, dt, true, grid_edge, grids); });
     clock_.time(kGather, [&] { ghost.finish_gather(grid_velocity_, cv, windows_); });
-    clock_.time(kGrid, [&] { reflect_behind_sticky_walls(space, t); });
+    clock_.time(kGrid, [&] { reflect_behind_sticky_walls(space); });
     clock_.time(kG2P, [&] { grid_to_particles(space, dt); });  // steps 9-11, 13
     clock_.time(kMigrate, [&] { space.migrate(); });           // step 14
   }
@@ -267,7 +267,7 @@ class MpmStep final : public MpmStepper {
   }
 
   // P2G into the windows of the source blocks ghost.source_order()[first, last).
-  void particles_to_grid(const Space& space, const GhostExchange& ghost, Real t, Real dt, std::size_t first,
+  void particles_to_grid(const Space& space, const GhostExchange& ghost, Real dt, std::size_t first,
                          std::size_t last) {
     const ParticleSet& ps = space.particles();
     const ParticleBlocks& blocks = space.blocks();
@@ -310,7 +310,7 @@ class MpmStep final : public MpmStepper {
           K::splat(window, c, ex, ey, s, fb, force, 1 + D, nullptr);
         }
       }
-      if (!sticky_.empty()) fold_behind_sticky_walls(ghost, blocks.keys[b], t, window);
+      if (!sticky_.empty()) fold_behind_sticky_walls(b, window);
     }
   }
 
@@ -327,7 +327,7 @@ class MpmStep final : public MpmStepper {
     clock_.time(kStress, [&] { viscous_stress(space); });
     clock_.time(kP2G, [&] {
       clear_windows(ghost);
-      particles_to_grid(space, ghost, t, h, 0, ghost.source_keys().size());
+      particles_to_grid(space, ghost, h, 0, ghost.source_keys().size());
     });
     clock_.time(kScatter, [&] { ghost.scatter_add(windows_, grid_components(), grid_); });
     NewtonReport report;
@@ -369,7 +369,7 @@ class MpmStep final : public MpmStepper {
       if (midpoint_) project_separate(ghost, t, 2 * D);
     });
     clock_.time(kGather, [&] { ghost.gather(grid_velocity_, velocity_components(), windows_); });
-    clock_.time(kGrid, [&] { reflect_behind_sticky_walls(space, t); });
+    clock_.time(kGrid, [&] { reflect_behind_sticky_walls(space); });
     clock_.time(kG2P, [&] { grid_to_particles(space, dt); });
     clock_.time(kMigrate, [&] { space.migrate(); });
   }
@@ -402,13 +402,12 @@ class MpmStep final : public MpmStepper {
       MatMap(stress_.data() + D * D * p) = V0[p] * MatMap(const_cast<Real*>(viscous) + D * D * p);
   }
 
-  // The nodes of the ghost exchange's grid block b, for the colliders.
   // P2G's half of the reflection, on one window of c components (mass, momentum + Δt force, or
   // mass, momentum, force).
-  void fold_behind_sticky_walls(const GhostExchange& ghost, BlockKey key, Real t, Real* window) const {
+  void fold_behind_sticky_walls(std::size_t b, Real* window) const {
     const int c = grid_components();
     const bool split = split_grid();
-    sticky_.for_each(ghost, key, t, [&](std::size_t node, std::size_t mirror, const Vec3& wall) {
+    sticky_.for_each(b, [&](std::size_t node, std::size_t mirror, const Vec3& wall) {
       const Real* behind = window + c * node;
       Real* front = window + c * mirror;
       front[0] += behind[0];
@@ -419,21 +418,19 @@ class MpmStep final : public MpmStepper {
   }
 
   // G2P's half: the window's nodes behind sticky walls read 2 v_wall − v of their mirrors.
-  void reflect_behind_sticky_walls(Space& space, Real t) {
+  void reflect_behind_sticky_walls(Space& space) {
     if (sticky_.empty()) return;
-    const GhostExchange& ghost = space.ghost();
     const int cv = velocity_components();
-    const std::size_t wn = static_cast<std::size_t>(ghost.window_nodes()) * cv;
+    const std::size_t wn = static_cast<std::size_t>(space.ghost().window_nodes()) * cv;
     for (std::size_t b = 0; b < space.blocks().count(); ++b) {
       Real* window = windows_.data() + b * wn;
-      sticky_.for_each(ghost, space.blocks().keys[b], t,
-                       [&](std::size_t node, std::size_t mirror, const Vec3& wall) {
-                         for (int q = 0; q < cv; ++q)
-                           window[cv * node + q] = 2 * wall[q % D] - window[cv * mirror + q];
-                       });
+      sticky_.for_each(b, [&](std::size_t node, std::size_t mirror, const Vec3& wall) {
+        for (int q = 0; q < cv; ++q) window[cv * node + q] = 2 * wall[q % D] - window[cv * mirror + q];
+      });
     }
   }
 
+  // The nodes of the ghost exchange's grid block b, for the colliders.
   static NodeBlock node_block(const GhostExchange& ghost, std::size_t b) {
     const BlockGeometry& g = ghost.geometry();
     const BlockCoord cb = decode_block_key(ghost.grid_keys()[b]);

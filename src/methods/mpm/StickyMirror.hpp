@@ -34,13 +34,41 @@ class StickyMirror {
     for (std::size_t i = 0; i < colliders.size(); ++i)
       if (colliders[i].boundary() == Boundary::Sticky) walls_.add(colliders[i]);
   }
-  // Whether no wall reflects (this step).
-  bool empty() const { return std::find(reflects_.begin(), reflects_.end(), 1) == reflects_.end(); }
+  // Whether no window node is reflected this step.
+  bool empty() const { return pairs_.empty(); }
 
-  // Which walls reflect this step: those with no particle behind them (φ(x_p) < 0). Collective.
-  void update(const Space& space, Real t) {
-    reflects_.assign(walls_.size(), 1);
+  // The step's reflections, at time t: which walls reflect (those with no particle behind them,
+  // φ(x_p) < 0), then the (node, mirror) pairs of every particle block's window. Collective. The
+  // transfers and every product of an implicit solve read the pairs without evaluating φ again.
+  void update(Space& space, Real t) {
+    pairs_.clear();
+    first_.assign(space.blocks().count() + 1, 0);
     if (walls_.empty()) return;
+    const std::vector<int> reflects = reflecting_walls(space, t);
+    const GhostExchange& ghost = space.ghost();
+    for (std::size_t b = 0; b < space.blocks().count(); ++b) {
+      for (std::size_t o = 0; o < walls_.size(); ++o)
+        if (reflects[o]) add_pairs(ghost, space.blocks().keys[b], walls_[o], t);
+      first_[b + 1] = pairs_.size();
+    }
+  }
+
+  // visit(node, mirror, wall velocity) for each node of particle block b's window (window node
+  // numbers) behind a reflecting wall whose mirror is a node of the window.
+  template <class Visit>
+  void for_each(std::size_t b, Visit&& visit) const {
+    for (std::size_t k = first_[b]; k < first_[b + 1]; ++k)
+      visit(pairs_[k].node, pairs_[k].mirror, *pairs_[k].velocity);
+  }
+
+ private:
+  struct Pair {
+    std::size_t node, mirror;
+    const Vec3* velocity;  // the wall's
+  };
+
+  std::vector<int> reflecting_walls(const Space& space, Real t) const {
+    std::vector<int> reflects(walls_.size(), 1);
     const ParticleSet& ps = space.particles();
     const ParticleBlocks& blocks = space.blocks();
     const BlockGeometry& g = space.geometry();
@@ -50,19 +78,18 @@ class StickyMirror {
       Real center[D];
       for (int a = 0; a < D; ++a) center[a] = g.origin[a] + (Real(cb[a]) + 0.5) * g.block * g.dx;
       for (std::size_t o = 0; o < walls_.size(); ++o) {
-        if (!reflects_[o] || walls_[o].template phi<D>(center, t) > reach) continue;
-        for (std::size_t p = blocks.begin(b); p < blocks.end(b) && reflects_[o]; ++p)
-          if (walls_[o].template phi<D>(ps.positions() + D * p, t) < 0) reflects_[o] = 0;
+        if (!reflects[o] || walls_[o].template phi<D>(center, t) > reach) continue;
+        for (std::size_t p = blocks.begin(b); p < blocks.end(b) && reflects[o]; ++p)
+          if (walls_[o].template phi<D>(ps.positions() + D * p, t) < 0) reflects[o] = 0;
       }
     }
-    MPI_Allreduce(MPI_IN_PLACE, reflects_.data(), static_cast<int>(reflects_.size()), MPI_INT, MPI_MIN,
+    MPI_Allreduce(MPI_IN_PLACE, reflects.data(), static_cast<int>(reflects.size()), MPI_INT, MPI_MIN,
                   space.comm());
+    return reflects;
   }
 
-  // visit(node, mirror, wall velocity) for each node of the window of block `key` (window node
-  // numbers) that lies behind a sticky wall at time t and whose mirror is a node of the window.
-  template <class Visit>
-  void for_each(const GhostExchange& ghost, BlockKey key, Real t, Visit&& visit) const {
+  // The pairs of `wall` in the window of block `key`.
+  void add_pairs(const GhostExchange& ghost, BlockKey key, const Collider& wall, Real t) {
     const BlockGeometry& g = ghost.geometry();
     const BlockCoord cb = decode_block_key(key);
     const int e[3] = {ghost.window_extent(0), ghost.window_extent(1), ghost.window_extent(2)};
@@ -73,22 +100,19 @@ class StickyMirror {
       center[a] = g.origin[a] + (Real(first[a]) + 0.5 * (e[a] - 1)) * g.dx;
     }
     const Real reach = 0.5 * (e[0] - 1) * g.dx * std::sqrt(Real(D)) + g.dx;
-    for (std::size_t o = 0; o < walls_.size(); ++o) {
-      const Collider& wall = walls_[o];
-      if (!reflects_[o] || wall.template phi<D>(center, t) > reach) continue;
-      for (int k = 0; k < e[2]; ++k)
-        for (int j = 0; j < e[1]; ++j)
-          for (int i = 0; i < e[0]; ++i) {
-            const int local[3] = {i, j, k};
-            int mirror[3] = {0, 0, 0};
-            if (mirror_of(wall, g, first, local, e, t, mirror))
-              visit(std::size_t(i + e[0] * (j + e[1] * k)),
-                    std::size_t(mirror[0] + e[0] * (mirror[1] + e[1] * mirror[2])), wall.velocity());
-          }
-    }
+    if (wall.template phi<D>(center, t) > reach) return;
+    for (int k = 0; k < e[2]; ++k)
+      for (int j = 0; j < e[1]; ++j)
+        for (int i = 0; i < e[0]; ++i) {
+          const int local[3] = {i, j, k};
+          int mirror[3] = {0, 0, 0};
+          if (mirror_of(wall, g, first, local, e, t, mirror))
+            pairs_.push_back({std::size_t(i + e[0] * (j + e[1] * k)),
+                              std::size_t(mirror[0] + e[0] * (mirror[1] + e[1] * mirror[2])),
+                              &wall.velocity()});
+        }
   }
 
- private:
   // Whether window node `local` is behind `wall` with a mirror on a node of the window (`mirror`).
   static bool mirror_of(const Collider& wall, const BlockGeometry& g, const std::int64_t* first,
                         const int* local, const int* e, Real t, int* mirror) {
@@ -106,7 +130,8 @@ class StickyMirror {
   }
 
   ColliderSet walls_;
-  std::vector<int> reflects_;  // per wall, this step (update)
+  std::vector<Pair> pairs_;         // this step's, by particle block
+  std::vector<std::size_t> first_;  // particle block b's pairs: [first_[b], first_[b + 1])
 };
 
 }  // namespace nendo
