@@ -170,11 +170,12 @@ struct PbdPowderSettings {
   Real density_rate = 10;                 // τ_ρ (1/s), Eq. (8); the spec's 3 lets heaps melt (calibrated)
   std::string density_change = "magnitude";  // magnitude | dilation (§10 B8)
   Real speed_factor = 1;                     // τ_v = speed_factor √(|g| h), Eq. (9)
-  std::string rest_when = "above";           // above: the paper (§10 B6) | below: the ablation
+  std::string rest_when = "stopped";         // stopped (issue 28) | above: the paper (§10 B6) | below
   int transition_frames = 5;                 // K_vis: frames a changed particle is tagged (§4.4)
   bool scorr = false;                        // artificial pressure (§3.3, B4)
   bool unilateral = true;                    // clamp F_i ≥ 0 (B4); the spec's default is false
   bool contact = true;                       // particles kept Δx apart (an extension)
+  Real friction = 0.6;                       // μ between particles (an extension, issue 28)
   Real xsph = 0;                             // XSPH viscosity c (§3.3)
   Real vorticity = 0;                        // vorticity confinement ε_vort (§3.3)
 };

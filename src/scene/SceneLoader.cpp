@@ -503,6 +503,7 @@ class SceneReader {
     settings.scorr = pbd.boolean("scorr");
     settings.unilateral = pbd.boolean("unilateral");
     settings.contact = pbd.boolean("contact");
+    settings.friction = pbd.real("friction");
     settings.xsph = pbd.real("xsph");
     settings.vorticity = pbd.real("vorticity");
     return settings;

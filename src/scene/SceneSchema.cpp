@@ -374,10 +374,11 @@ std::vector<KeySchema> pbd_powder_keys() {
           .defaults_to("1")
           .above(0),
       KeySchema::choice(
-          "rest_when", {"above", "below"},
-          "direction of the flow-to-rest test of Eq. (9): above tau_v (the paper's text, B6) or "
-          "below (an ablation)")
-          .defaults_to("above"),
+          "rest_when", {"above", "below", "stopped"},
+          "the flow-to-rest test of Eq. (9): above tau_v (the paper's text, B6), below (an "
+          "ablation), or stopped: below tau_v while its support lies within the friction cone of "
+          "friction (the paper's reason for Eq. 9 tested directly; issue 28)")
+          .defaults_to("stopped"),
       KeySchema::integer("transition_frames",
                          "frames a particle is tagged as changing after a transition "
                          "(the yellow of Fig. 3; visual only)")
@@ -400,6 +401,13 @@ std::vector<KeySchema> pbd_powder_keys() {
           "lets sparse particles pass through each other, and a falling stream then piles into "
           "overlapping clumps that burst)")
           .defaults_to("true"),
+      KeySchema::real("friction",
+                      "mu: Coulomb friction between particles (an extension, issue 28): each substep "
+                      "removes up to mu times a particle's normal push of its motion relative to its "
+                      "neighbours; with rest_when: stopped heaps stand near arctan mu (0 and "
+                      "rest_when: above: the paper's frictionless method)")
+          .defaults_to("0.6")
+          .at_least(0),
       KeySchema::real("xsph", "XSPH viscosity c (Macklin and Mueller use 0.01)").defaults_to("0").at_least(0),
       KeySchema::real("vorticity", "vorticity confinement strength eps_vort").defaults_to("0").at_least(0),
   };

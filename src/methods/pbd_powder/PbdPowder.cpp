@@ -38,7 +38,11 @@ PbdPowder::PbdPowder(const Scene& scene)
   rule_.density_rate = settings_.density_rate;
   rule_.magnitude = settings_.density_change == "magnitude";
   rule_.speed = speed_threshold_;
-  rule_.rest_above = settings_.rest_when == "above";
+  rule_.rest_when = settings_.rest_when == "above"   ? pbd::RestWhen::kAbove
+                    : settings_.rest_when == "below" ? pbd::RestWhen::kBelow
+                                                     : pbd::RestWhen::kStopped;
+  rule_.friction = settings_.friction;
+  rule_.gravity = norm3(gravity_.data());
   // Macklin and Müller 2013: k = 0.1, n = 4, |Δq| = 0.2 h. With m = 1, λ has units (λ = −F/D,
   // D ~ D_0); k is a constraint value (dimensionless), so it enters next to λ as k / D_0.
   if (settings_.scorr) {
@@ -60,6 +64,8 @@ void PbdPowder::register_fields(ParticleSet& particles) const {
   particles.add_field("state", FieldType::Int32, 1);    // kFlow or kRest
   particles.add_field("changed", FieldType::Int32, 1);  // frames since the last state change
   particles.add_field("density", FieldType::Real, 1);   // ρ/ρ_0 at the end of the last frame; −1 before
+  if (measures_support())  // Σ over the frame's substeps of the support push / Δt_s (transient)
+    particles.add_field("support", FieldType::Real, dimension_);
   if (pairs_mode_) {  // ids of the resting neighbours held at fixed distances, kNoBond in free slots
     particles.add_field("bond", FieldType::UInt64, kMaxBonds);
     particles.add_field("bond_length", FieldType::Real, kMaxBonds);
@@ -255,7 +261,11 @@ void PbdPowder::substep(Space& space, Real t, Real dt) {
     find_neighbours(p_);
     if (pairs_mode_) find_bonds(space.particles());
   });
-  clock_.time(kConstraints, [&] { project_constraints(space, t + dt, dt); });
+  clock_.time(kConstraints, [&] {
+    project_constraints(space, t + dt, dt);
+    if (measures_support() || settings_.friction > 0) measure_support(dt);
+    if (settings_.friction > 0) particle_friction(space, t + dt, dt);
+  });
   clock_.time(kVelocities, [&] {
     update_velocities(space, dt);
     if (settings_.xsph > 0 || settings_.vorticity > 0) viscosity_and_vorticity(space, dt);
@@ -270,6 +280,7 @@ void PbdPowder::project_constraints(Space& space, Real t, Real dt) {
   const std::size_t rows = row_particle_.size();
   weights_.assign(kWeights * n_, 0.0);
   dp_.assign(3 * n_own_, 0.0);
+  pushed_.assign(3 * n_own_, 0.0);
   const std::uint32_t* list = neighbours_.data();
   pairs_.resize(neighbours_.size());
   for (int it = 0; it < settings_.iterations; ++it) {
@@ -304,7 +315,7 @@ void PbdPowder::project_constraints(Space& space, Real t, Real dt) {
       collide(i, t, dt);
     }
     const bool last = it + 1 == settings_.iterations;
-    if (!last || settings_.xsph > 0 || settings_.vorticity > 0)
+    if (!last || settings_.xsph > 0 || settings_.vorticity > 0 || settings_.friction > 0)
       halo.update_values(p_.data(), 3, p_.data() + 3 * n_own_);
   }
 }
@@ -331,7 +342,7 @@ void PbdPowder::collide(std::size_t i, Real t, Real dt) {
       else
         collider.normal<2>(p, t, n);
       const Real depth = radius_ - phi;
-      for (int a = 0; a < 3; ++a) p[a] += depth * n[a];
+      for (int a = 0; a < 3; ++a) p[a] += depth * n[a], pushed_[3 * i + a] += depth * n[a];
       if (collider.boundary() == Boundary::Slip) continue;
       Real slide[3];
       for (int a = 0; a < 3; ++a) slide[a] = p[a] - x[a] - dt * collider.velocity()[a];
@@ -343,6 +354,71 @@ void PbdPowder::collide(std::size_t i, Real t, Real dt) {
       for (int a = 0; a < 3; ++a) p[a] -= removed * slide[a];
     }
   }
+}
+
+// What held each owned particle up in this substep: the push its constraints and collisions gave
+// it, p − (x + Δt_s v) with v the predicted velocity, before friction between particles.
+void PbdPowder::measure_support(Real dt) {
+  support_.resize(3 * n_own_);
+  for (std::size_t k = 0; k < 3 * n_own_; ++k) support_[k] = p_[k] - x_[k] - dt * v_[k];
+}
+
+// Coulomb friction between particles (an extension, issue 28; the paper's powder has "high
+// inter-particle friction", §1), in the position-level form the collisions use (Macklin et al. 2014
+// §6.1), per flowing particle against its neighbourhood: the particle's push from its neighbours
+// this substep, N (its support less the collisions' pushes, which have their own friction), is the
+// normal impulse (times Δt_s); its displacement relative to the W-weighted mean displacement of its
+// neighbours loses its part across N up to μ |N| (all of it when that is less: static friction),
+// and the neighbours take the opposite correction in proportion to their weights, so momentum is
+// conserved. A grain on a slope of angle θ is pushed g cos θ Δt_s² along the slope's normal and
+// gains g sin θ Δt_s² along it: it sticks below arctan μ and slides above at g (sin θ − μ cos θ). The
+// net push is what friction can lean on: exact for a grain on a surface, an underestimate in a
+// loaded bulk (which rests). Resting particles are held by their bonds instead (friction between
+// bonded grains would only damp the lag of the constraints within a substep). Jacobi: every
+// correction from this substep's p, one halo exchange, then applied.
+void PbdPowder::particle_friction(Space& space, Real t, Real dt) {
+  friction_.assign(3 * n_, 0.0);  // q_i = correction / Σ_j w_ij, owned then halo
+  for (std::size_t r = 0; r < row_particle_.size(); ++r) {
+    const std::uint32_t i = row_particle_[r];
+    if (state_[i] == kRest) continue;
+    Real normal[3], relative[3] = {0, 0, 0}, weight = 0;
+    for (int a = 0; a < 3; ++a) normal[a] = support_[3 * i + a] - pushed_[3 * i + a];
+    const Real push = norm3(normal);
+    if (push <= 0) continue;
+    for (std::size_t k = offset_[r]; k < offset_[r + 1]; ++k) {
+      const std::uint32_t j = neighbours_[k];
+      const Real w = pairs_[k].w;
+      for (int a = 0; a < 3; ++a) relative[a] -= w * (p_[3 * j + a] - x_[3 * j + a]);
+      weight += w;
+    }
+    if (weight <= 0) continue;
+    for (int a = 0; a < 3; ++a) relative[a] = relative[a] / weight + p_[3 * i + a] - x_[3 * i + a];
+    Real along = 0;
+    for (int a = 0; a < 3; ++a) along += relative[a] * normal[a] / push;
+    for (int a = 0; a < 3; ++a) relative[a] -= along * normal[a] / push;
+    const Real slip = norm3(relative);
+    if (slip <= 0) continue;
+    const Real removed = std::min(Real(1), settings_.friction * push / slip);
+    for (int a = 0; a < 3; ++a) friction_[3 * i + a] = -removed * relative[a] / weight;
+  }
+  space.halo().update_values(friction_.data(), 3, friction_.data() + 3 * n_own_);
+  dp_.assign(3 * n_own_, 0.0);
+  for (std::size_t r = 0; r < row_particle_.size(); ++r) {
+    const std::uint32_t i = row_particle_[r];
+    Real weight = 0, reaction[3] = {0, 0, 0};
+    for (std::size_t k = offset_[r]; k < offset_[r + 1]; ++k) {
+      const Real w = pairs_[k].w;
+      weight += w;
+      for (int a = 0; a < 3; ++a) reaction[a] += w * friction_[3 * neighbours_[k] + a];
+    }
+    for (int a = 0; a < 3; ++a) dp_[3 * i + a] = weight * friction_[3 * i + a] - reaction[a];
+  }
+  for (std::size_t i = 0; i < n_own_; ++i) {
+    for (int a = 0; a < 3; ++a) p_[3 * i + a] += dp_[3 * i + a];
+    collide(i, t, dt);
+  }
+  if (settings_.xsph > 0 || settings_.vorticity > 0)  // their pair terms read the halo's p
+    space.halo().update_values(p_.data(), 3, p_.data() + 3 * n_own_);
 }
 
 // Lines 16-18: v = (p − x)/Δt_s (friction is in the positions), x = p.
@@ -357,6 +433,11 @@ void PbdPowder::update_velocities(Space& space, Real dt) {
       x[dimension_ * i + a] = p_[3 * i + a];
       v[dimension_ * i + a] = v_[3 * i + a];
     }
+  }
+  if (measures_support()) {
+    Real* support = ps.real("support");
+    for (std::size_t i = 0; i < n_own_; ++i)
+      for (int a = 0; a < dimension_; ++a) support[dimension_ * i + a] += support_[3 * i + a] / dt;
   }
 }
 
@@ -416,6 +497,38 @@ void PbdPowder::viscosity_and_vorticity(Space& space, Real dt) {
 // ---------------------------------------------------------------------------------------------
 // Lines 20-28: the once-per-frame state transitions on the end-of-frame positions and velocities.
 
+// Owned particle i's support over the frame and its free-surface normal o = Σ_j |∇W_ij| (x_i − x_j),
+// each split along −g and across it. o is zero inside and points out of the powder at its surface;
+// a grain on a plane surface of any slope has the |o| of a flat top (in the continuum limit), grains
+// half a spacing inside about half of it, in a direction that is noise. So the surface is |o| ≥
+// kSurfaceFraction of a flat top's: lower fractions count grains under the surface and erode heaps
+// (measured, docs/methods/pbd-powder.md: 0.5 lowers the angle of repose by 9-11°).
+pbd::Support PbdPowder::support_of(const Space& space, std::uint32_t i, const std::uint32_t* begin,
+                                   const std::uint32_t* end, Real dt) const {
+  const Real* push = space.particles().real("support") + dimension_ * i;
+  Real outward[3] = {0, 0, 0}, mean[3] = {0, 0, 0};
+  for (int a = 0; a < dimension_; ++a) mean[a] = push[a] / dt;
+  for (const std::uint32_t* k = begin; k != end; ++k) {
+    Real d[3];
+    for (int a = 0; a < 3; ++a) d[a] = x_[3 * i + a] - x_[3 * *k + a];
+    const Real g = std::fabs(kernel_.gradient_factor(norm3(d)));
+    for (int a = 0; a < 3; ++a) outward[a] += g * d[a];
+  }
+  auto split = [&](const Real* a, Real* up, Real* across) {
+    *up = 0;
+    for (int c = 0; c < 3; ++c) *up -= a[c] * gravity_[c] / rule_.gravity;
+    Real sq = 0;
+    for (int c = 0; c < 3; ++c)
+      sq += (a[c] + *up * gravity_[c] / rule_.gravity) * (a[c] + *up * gravity_[c] / rule_.gravity);
+    *across = std::sqrt(sq);
+  };
+  pbd::Support out;
+  split(mean, &out.up, &out.across);
+  split(outward, &out.normal_up, &out.normal_across);
+  out.surface = norm3(outward) >= kSurfaceFraction * reference_.surface;
+  return out;
+}
+
 void PbdPowder::transitions(Space& space, Real dt) {
   gather(space);
   find_neighbours(x_);
@@ -439,9 +552,11 @@ void PbdPowder::transitions(Space& space, Real dt) {
       const Real rel[3] = {mean[0] / n - v_[3 * i], mean[1] / n - v_[3 * i + 1], mean[2] / n - v_[3 * i + 2]};
       relative_speed = norm3(rel);
     }
-    const std::int32_t next = settings_.transitions
-                                  ? pbd::next_state(rule_, state[i], ratio, density[i], dt, relative_speed)
-                                  : state[i];
+    pbd::Support held;
+    if (measures_support()) held = support_of(space, i, begin, end, dt);
+    const std::int32_t next =
+        settings_.transitions ? pbd::next_state(rule_, state[i], ratio, density[i], dt, relative_speed, held)
+                              : state[i];
     density[i] = ratio;
     if (next != state[i]) {
       state[i] = next, changed[i] = 0, ++counts[2];
@@ -547,7 +662,11 @@ void PbdPowder::update_bonds(Space& space) {
 }
 
 void PbdPowder::advance(Space& space, Real t, Real dt) {
-  clock_.time(kEmit, [&] { emit(space, t, dt); });
+  clock_.time(kEmit, [&] {
+    emit(space, t, dt);
+    ParticleSet& ps = space.particles();
+    if (measures_support()) std::fill_n(ps.real("support"), dimension_ * ps.size(), Real(0));
+  });
   const Real substep_dt = dt / settings_.substeps;
   for (int s = 0; s < settings_.substeps; ++s) substep(space, t + s * substep_dt, substep_dt);
   clock_.time(kTransitions, [&] { transitions(space, dt); });

@@ -38,6 +38,7 @@ class PbdPowder final : public Method {
   static constexpr int kMaxBonds = 16;     // rest_constraint: pairs
   static constexpr Real kBondReach = 1.5;  // bonds form to resting neighbours this many Δx away
   static constexpr ParticleId kNoBond = ~ParticleId(0);
+  static constexpr Real kSurfaceFraction = 0.9;  // rest_when: stopped: see support_of
 
   explicit PbdPowder(const Scene& scene);
   void register_fields(ParticleSet& particles) const override;
@@ -64,8 +65,13 @@ class PbdPowder final : public Method {
   void substep(Space& space, Real t, Real dt);
   void project_constraints(Space& space, Real t, Real dt);
   void collide(std::size_t i, Real t, Real dt);
+  void measure_support(Real dt);
+  void particle_friction(Space& space, Real t, Real dt);
+  bool measures_support() const { return settings_.rest_when == "stopped"; }
   void update_velocities(Space& space, Real dt);
   void viscosity_and_vorticity(Space& space, Real dt);
+  pbd::Support support_of(const Space& space, std::uint32_t i, const std::uint32_t* begin,
+                          const std::uint32_t* end, Real dt) const;
   void transitions(Space& space, Real dt);
   void find_bonds(const ParticleSet& owned);            // bond_slot_ for this substep
   void bond_correction(std::size_t r, Real* dp) const;  // §10 B5
@@ -101,9 +107,11 @@ class PbdPowder final : public Method {
   // neighbours_[offset_[r] .. offset_[r + 1]).
   std::vector<std::uint32_t> row_particle_, neighbours_;
   std::vector<std::size_t> offset_;
-  std::vector<Real> sorted_;           // positions in cell order (the neighbour search)
-  std::vector<pbd::PairTerms> pairs_;  // per neighbour, from the λ pass
-  std::vector<Real> dp_, dv_, omega_;  // owned, owned, combined
+  std::vector<Real> sorted_;            // positions in cell order (the neighbour search)
+  std::vector<pbd::PairTerms> pairs_;   // per neighbour, from the λ pass
+  std::vector<Real> dp_, dv_, omega_;   // owned, owned, combined
+  std::vector<Real> support_, pushed_;  // owned: this substep's support push, the collisions' part of it
+  std::vector<Real> friction_;          // combined: friction correction / Σ_j w_ij
   bool pairs_mode_ = false;
   // The bonds of row r this substep: bond_slot_[bond_offset_[r] .. bond_offset_[r + 1]) index
   // neighbours_; bond_length_ alongside.

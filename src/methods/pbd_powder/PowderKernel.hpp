@@ -47,6 +47,7 @@ struct LatticeReference {
   Real rest_density = 0;   // ρ_0
   Real mean_distance = 0;  // d̄_0
   Real denominator = 0;    // D_0
+  Real surface = 0;  // |Σ_j |∇W_ij| (x_i − x_j)| of a site on a flat top (the lattice's y ≤ 0 half)
 };
 
 inline LatticeReference lattice_reference(const PowderKernel& kernel, Real spacing, int dimension) {
@@ -66,6 +67,7 @@ inline LatticeReference lattice_reference(const PowderKernel& kernel, Real spaci
         for (int a = 0; a < 3; ++a) grad[a] += g * r[a];
         grad_sq += g * g * r2;
         distance += length, ++neighbours;
+        if (j > 0) out.surface += std::fabs(g) * r[1];  // the neighbours below a top site, mirrored
       }
   const Real rho0 = out.rest_density;
   out.mean_distance = neighbours > 0 ? distance / neighbours : spacing;

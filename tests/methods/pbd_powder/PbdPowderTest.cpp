@@ -46,12 +46,44 @@ TEST(PowderTransitions, SpecCases) {
   EXPECT_EQ(pbd::next_state(rule, pbd::kFlow, 1.5, 1.0, dt, 0.0), pbd::kFlow);
   // The options of B6 and B8.
   pbd::TransitionRule below = rule;
-  below.rest_above = false;
+  below.rest_when = pbd::RestWhen::kBelow;
   EXPECT_EQ(pbd::next_state(below, pbd::kFlow, 1.0, 1.0, dt, 0.0), pbd::kRest);
   pbd::TransitionRule dilation = rule;
   dilation.magnitude = false;
   EXPECT_EQ(pbd::next_state(dilation, pbd::kRest, 1.1, 1.0, dt, 0.0), pbd::kRest);
   EXPECT_EQ(pbd::next_state(dilation, pbd::kRest, 0.9, 1.0, dt, 0.0), pbd::kFlow);
+}
+
+// rest_when: stopped (issue 28): Coulomb's condition for a grain on a slope of angle θ, which is
+// pushed g cos θ along the slope's normal and g sin θ across −g. μ = 0.6: arctan μ = 31°.
+TEST(PowderTransitions, StoppedRestsWithinTheFrictionCone) {
+  pbd::TransitionRule rule;
+  rule.rest_when = pbd::RestWhen::kStopped;
+  rule.friction = 0.6, rule.gravity = 9.81, rule.speed = 0.313;
+  const Real dt = 1.0 / 60;
+  auto on_slope = [&](Real degrees, bool surface) {
+    const Real theta = degrees * M_PI / 180;
+    pbd::Support s{9.81 * std::cos(theta), 9.81 * std::sin(theta), surface, std::cos(theta), std::sin(theta)};
+    return s;
+  };
+  // Stopped on a 25° slope rests; on a 35° slope it does not, inside the powder or at its surface.
+  EXPECT_EQ(pbd::next_state(rule, pbd::kFlow, 1.0, 1.0, dt, 0.01, on_slope(25, true)), pbd::kRest);
+  EXPECT_EQ(pbd::next_state(rule, pbd::kFlow, 1.0, 1.0, dt, 0.01, on_slope(35, false)), pbd::kFlow);
+  // Held by a flat bed but on a free surface steeper than 31° (a rim): keeps flowing.
+  pbd::Support rim = on_slope(0, true);
+  rim.normal_up = std::cos(0.7), rim.normal_across = std::sin(0.7);
+  EXPECT_EQ(pbd::next_state(rule, pbd::kFlow, 1.0, 1.0, dt, 0.01, rim), pbd::kFlow);
+  // Still moving (0.5 m/s against its neighbours), or carried less than half its weight (in flight).
+  EXPECT_EQ(pbd::next_state(rule, pbd::kFlow, 1.0, 1.0, dt, 0.5, on_slope(0, true)), pbd::kFlow);
+  pbd::Support flying = on_slope(0, false);
+  flying.up = 0.4 * 9.81;
+  EXPECT_EQ(pbd::next_state(rule, pbd::kFlow, 1.0, 1.0, dt, 0.01, flying), pbd::kFlow);
+  // A resting grain left on a free surface steeper than arctan μ flows whatever its density does;
+  // below it, Eq. (8) alone decides; inside the powder the surface's slope does not count.
+  EXPECT_EQ(pbd::next_state(rule, pbd::kRest, 1.0, 1.0, dt, 0.0, on_slope(35, true)), pbd::kFlow);
+  EXPECT_EQ(pbd::next_state(rule, pbd::kRest, 1.0, 1.0, dt, 0.0, on_slope(25, true)), pbd::kRest);
+  EXPECT_EQ(pbd::next_state(rule, pbd::kRest, 1.0, 1.0, dt, 0.0, on_slope(35, false)), pbd::kRest);
+  EXPECT_EQ(pbd::next_state(rule, pbd::kRest, 1.5, 1.0, dt, 0.0, on_slope(25, true)), pbd::kFlow);
 }
 
 // ---------------------------------------------------------------------------------------------

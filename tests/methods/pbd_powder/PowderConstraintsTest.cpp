@@ -3,6 +3,7 @@
 // projection.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -92,6 +93,35 @@ Cloud lattice_cube(int n, Real spacing) {
     for (int j = 0; j < n; ++j)
       for (int i = 0; i < n; ++i) c.p.insert(c.p.end(), {i * spacing, j * spacing, k * spacing});
   return c;
+}
+
+// The free-surface normal o_i = Σ_j |∇W_ij| (x_i − x_j) of rest_when: stopped (issue 28): zero
+// inside a lattice cube, straight up with the reference's length on its top face, and tilted 45°
+// on a top edge.
+TEST(PowderCalibration, FreeSurfaceNormalOfALatticeCube) {
+  const PowderKernel kernel(2 * kSpacing, 3);
+  const LatticeReference ref = lattice_reference(kernel, kSpacing, 3);
+  Cloud cube = lattice_cube(7, kSpacing);
+  cube.find(kernel.h());
+  auto outward = [&](int i, int j, int k) {
+    const std::size_t at = static_cast<std::size_t>(i + 7 * (j + 7 * k));
+    std::array<Real, 3> o{0, 0, 0};
+    for (const std::uint32_t* n = cube.begin(at); n != cube.end(at); ++n) {
+      Real d[3], r2 = 0;
+      for (int a = 0; a < 3; ++a) d[a] = cube.p[3 * at + a] - cube.p[3 * *n + a], r2 += d[a] * d[a];
+      const Real g = std::fabs(kernel.gradient_factor(std::sqrt(r2)));
+      for (int a = 0; a < 3; ++a) o[a] += g * d[a];
+    }
+    return o;
+  };
+  const auto inside = outward(3, 3, 3), top = outward(3, 6, 3), edge = outward(3, 6, 6);
+  for (int a = 0; a < 3; ++a) EXPECT_NEAR(inside[a], 0, 1e-9 * ref.surface);
+  EXPECT_GT(ref.surface, 0);
+  EXPECT_NEAR(top[1], ref.surface, 1e-12 * ref.surface);
+  EXPECT_NEAR(top[0], 0, 1e-12 * ref.surface);
+  EXPECT_NEAR(top[2], 0, 1e-12 * ref.surface);
+  EXPECT_NEAR(edge[1], edge[2], 1e-12 * ref.surface);
+  EXPECT_NEAR(edge[0], 0, 1e-12 * ref.surface);
 }
 
 TEST(PowderCalibration, InteriorLatticeParticleIsAtRest) {
