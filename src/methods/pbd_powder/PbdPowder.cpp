@@ -500,9 +500,11 @@ void PbdPowder::viscosity_and_vorticity(Space& space, Real dt) {
 // Owned particle i's support over the frame and its free-surface normal o = Σ_j |∇W_ij| (x_i − x_j),
 // each split along −g and across it. o is zero inside and points out of the powder at its surface;
 // a grain on a plane surface of any slope has the |o| of a flat top (in the continuum limit), grains
-// half a spacing inside about half of it, in a direction that is noise. So the surface is |o| ≥
-// kSurfaceFraction of a flat top's: lower fractions count grains under the surface and erode heaps
-// (measured, docs/methods/pbd-powder.md: 0.5 lowers the angle of repose by 9-11°).
+// under it less, in a direction that is mostly noise. The surface is where |o| ≥ kSurfaceFraction of
+// a flat top's and o points up: below the powder lies the floor (which o does not see) or an
+// overhang, which nothing slides down. Both choices measured (docs/methods/pbd-powder.md): counting
+// the floor layer as a steep surface kept it flowing under the heap, which crept flat; fractions
+// 0.5 / 0.7 / 0.9 give 26.8° / 30.3° / 43.5° at μ = 0.6 (arctan μ = 31.0°).
 pbd::Support PbdPowder::support_of(const Space& space, std::uint32_t i, const std::uint32_t* begin,
                                    const std::uint32_t* end, Real dt) const {
   const Real* push = space.particles().real("support") + dimension_ * i;
@@ -525,7 +527,7 @@ pbd::Support PbdPowder::support_of(const Space& space, std::uint32_t i, const st
   pbd::Support out;
   split(mean, &out.up, &out.across);
   split(outward, &out.normal_up, &out.normal_across);
-  out.surface = norm3(outward) >= kSurfaceFraction * reference_.surface;
+  out.surface = out.normal_up > 0 && norm3(outward) >= kSurfaceFraction * reference_.surface;
   return out;
 }
 

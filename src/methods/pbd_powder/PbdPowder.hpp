@@ -38,7 +38,7 @@ class PbdPowder final : public Method {
   static constexpr int kMaxBonds = 16;     // rest_constraint: pairs
   static constexpr Real kBondReach = 1.5;  // bonds form to resting neighbours this many Δx away
   static constexpr ParticleId kNoBond = ~ParticleId(0);
-  static constexpr Real kSurfaceFraction = 0.9;  // rest_when: stopped: see support_of
+  static constexpr Real kSurfaceFraction = 0.7;  // rest_when: stopped: see support_of
 
   explicit PbdPowder(const Scene& scene);
   void register_fields(ParticleSet& particles) const override;

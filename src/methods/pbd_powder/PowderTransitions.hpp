@@ -46,11 +46,13 @@ inline bool within_cone(const TransitionRule& rule, Real up, Real across) {
   return up > 0 && across <= rule.friction * up;
 }
 
-// Held up (at least half its weight carried) by a push within the friction cone, and not on a
-// free surface steeper than arctan μ.
+// Held up (at least half its weight carried) and, on the free surface, by a push within the
+// friction cone on a surface no steeper than arctan μ. Inside the powder a stopped grain is jammed:
+// there its support is the unconverged stack's noise (4 Jacobi iterations), not a slope's normal.
 inline bool held_by_friction(const TransitionRule& rule, const Support& support) {
-  return support.up >= 0.5 * rule.gravity && within_cone(rule, support.up, support.across) &&
-         !too_steep(rule, support);
+  if (support.up < 0.5 * rule.gravity) return false;
+  if (!support.surface) return true;
+  return within_cone(rule, support.up, support.across) && !too_steep(rule, support);
 }
 
 // ratio, previous: ρ/ρ_0 now and at the end of the last frame (previous < 0: none yet);

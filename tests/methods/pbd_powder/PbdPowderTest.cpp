@@ -66,9 +66,11 @@ TEST(PowderTransitions, StoppedRestsWithinTheFrictionCone) {
     pbd::Support s{9.81 * std::cos(theta), 9.81 * std::sin(theta), surface, std::cos(theta), std::sin(theta)};
     return s;
   };
-  // Stopped on a 25° slope rests; on a 35° slope it does not, inside the powder or at its surface.
+  // Stopped on the surface of a 25° slope rests; on a 35° slope it does not. Inside the powder a
+  // stopped, carried grain is jammed and rests whatever the direction of its (noisy) support.
   EXPECT_EQ(pbd::next_state(rule, pbd::kFlow, 1.0, 1.0, dt, 0.01, on_slope(25, true)), pbd::kRest);
-  EXPECT_EQ(pbd::next_state(rule, pbd::kFlow, 1.0, 1.0, dt, 0.01, on_slope(35, false)), pbd::kFlow);
+  EXPECT_EQ(pbd::next_state(rule, pbd::kFlow, 1.0, 1.0, dt, 0.01, on_slope(35, true)), pbd::kFlow);
+  EXPECT_EQ(pbd::next_state(rule, pbd::kFlow, 1.0, 1.0, dt, 0.01, on_slope(35, false)), pbd::kRest);
   // Held by a flat bed but on a free surface steeper than 31° (a rim): keeps flowing.
   pbd::Support rim = on_slope(0, true);
   rim.normal_up = std::cos(0.7), rim.normal_across = std::sin(0.7);
