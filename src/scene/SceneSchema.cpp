@@ -369,15 +369,17 @@ std::vector<KeySchema> pbd_powder_keys() {
                         "what counts as a density change in Eq. (8): its magnitude, or dilation only (B8)")
           .defaults_to("magnitude"),
       KeySchema::real("speed_factor",
-                      "tau_v = speed_factor sqrt(|g| h): a flowing particle rests when its speed relative "
-                      "to its neighbours' mean velocity passes tau_v (Eq. 9)")
+                      "tau_v = speed_factor sqrt(|g| h): the threshold on a flowing particle's speed "
+                      "relative to its neighbours' mean velocity in the flow-to-rest test (Eq. 9, "
+                      "rest_when)")
           .defaults_to("1")
           .above(0),
       KeySchema::choice(
           "rest_when", {"above", "below", "stopped"},
           "the flow-to-rest test of Eq. (9): above tau_v (the paper's text, B6), below (an "
-          "ablation), or stopped: below tau_v while its support lies within the friction cone of "
-          "friction (the paper's reason for Eq. 9 tested directly; issue 28)")
+          "ablation), or stopped: below tau_v, carried, and on a free surface no steeper than "
+          "arctan(friction), where a resting particle on a steeper one flows (the paper's reason "
+          "for Eq. 9 tested directly; issue 28)")
           .defaults_to("stopped"),
       KeySchema::integer("transition_frames",
                          "frames a particle is tagged as changing after a transition "

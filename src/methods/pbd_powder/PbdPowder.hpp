@@ -3,14 +3,16 @@
 // spec 003). Particles flow (the position-based-fluids density constraint) or rest (the same plus
 // distance constraints to their resting neighbours: the paper's summed R_i or, by default, pairs
 // frozen when they came to rest, §10 B5); they change state once per frame on the density rate
-// (rest → flow) and on the speed relative to their neighbours (flow → rest). Particles closer than
-// Δx are pushed apart (an extension, docs/methods/pbd-powder.md). One nendo step is one frame
-// (spec §6):
+// (rest → flow) and on the speed relative to their neighbours (flow → rest), by default with
+// Coulomb's test on the free surface and Coulomb friction between flowing particles (extensions,
+// issue 28: heaps stand at arctan μ). Particles closer than Δx are pushed apart (an extension,
+// docs/methods/pbd-powder.md). One nendo step is one frame (spec §6):
 //   emit            emitters add their particles on the ranks that own them        (§8)
 //   substeps        predict (v += Δt_s g, |v| ≤ 0.4 h/Δt_s), neighbours once, then
 //                   `iterations` Jacobi rounds: λ and the pair counts (Eq. 4), them to the
 //                   halo, Δp (Eqs. 3, 6, contacts, bonds), collisions with Coulomb friction,
-//                   p to the halo; v = (p − x)/Δt_s; migration                    (§6 lines 2-19)
+//                   p to the halo; the support and friction between particles (one exchange);
+//                   v = (p − x)/Δt_s; migration                                   (§6 lines 2-19)
 //   transitions     ρ on the end-of-frame positions, Eqs. (8), (9), bonds         (§6 lines 20-28)
 // Owned and halo copies predict alike from the same bits, so an iteration needs only the λ and p
 // exchanges; neighbour sums run in (cell key, id) order: results are bitwise the same on any
