@@ -517,7 +517,8 @@ pbd::Support PbdPowder::support_of(const Space& space, std::uint32_t i, const st
     for (int a = 0; a < 3; ++a) outward[a] += g * d[a];
   }
   auto split = [&](const Real* a, Real* up, Real* across) {
-    *up = 0;
+    *up = 0, *across = norm3(a);
+    if (rule_.gravity == 0) return;  // no up: nothing is on a slope, a stopped grain rests
     for (int c = 0; c < 3; ++c) *up -= a[c] * gravity_[c] / rule_.gravity;
     Real sq = 0;
     for (int c = 0; c < 3; ++c)
