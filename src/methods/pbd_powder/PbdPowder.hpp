@@ -69,7 +69,7 @@ class PbdPowder final : public Method {
   void collide(std::size_t i, Real t, Real dt);
   void measure_support(Real dt);
   void particle_friction(Space& space, Real t, Real dt);
-  bool measures_support() const { return settings_.rest_when == "stopped"; }
+  bool measures_support() const { return rule_.rest_when == pbd::RestWhen::kStopped; }
   void update_velocities(Space& space, Real dt);
   void viscosity_and_vorticity(Space& space, Real dt);
   pbd::Support support_of(const Space& space, std::uint32_t i, const std::uint32_t* begin,

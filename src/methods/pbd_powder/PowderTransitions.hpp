@@ -13,7 +13,7 @@ enum PowderState : std::int32_t { kFlow = 0, kRest = 1 };
 // When a flowing particle comes to rest (Eq. 9, §10 B6). The paper's reason for Eq. (9) is that "the
 // dynamic friction between particles becomes larger than the force making the particle flow";
 // `stopped` tests that directly (an extension, issue 28): the particle has been stopped (its speed
-// relative to its neighbours is below τ_v) while what holds it up lies inside the friction cone.
+// relative to its neighbours is below τ_v) where friction can hold it (held_by_friction).
 enum class RestWhen { kAbove, kBelow, kStopped };
 
 struct TransitionRule {
@@ -34,16 +34,15 @@ struct Support {
   Real normal_up = 0, normal_across = 0;
 };
 
-inline bool within_cone(const TransitionRule& rule, Real up, Real across);
-// On a free surface steeper than the friction angle: no friction holds it, whatever bonds it has.
-inline bool too_steep(const TransitionRule& rule, const Support& support) {
-  return support.surface && !within_cone(rule, support.normal_up, support.normal_across);
-}
-
 // Coulomb for a grain on a slope of angle θ: the slope pushes along its normal (up = g cos θ,
 // across = g sin θ), and friction holds the grain while tan θ ≤ μ.
 inline bool within_cone(const TransitionRule& rule, Real up, Real across) {
   return up > 0 && across <= rule.friction * up;
+}
+
+// On a free surface steeper than the friction angle: no friction holds it, whatever bonds it has.
+inline bool too_steep(const TransitionRule& rule, const Support& support) {
+  return support.surface && !within_cone(rule, support.normal_up, support.normal_across);
 }
 
 // Held up (at least half its weight carried) and, on the free surface, by a push within the
@@ -52,7 +51,8 @@ inline bool within_cone(const TransitionRule& rule, Real up, Real across) {
 inline bool held_by_friction(const TransitionRule& rule, const Support& support) {
   if (support.up < 0.5 * rule.gravity) return false;
   if (!support.surface) return true;
-  return within_cone(rule, support.up, support.across) && !too_steep(rule, support);
+  return within_cone(rule, support.up, support.across) &&
+         within_cone(rule, support.normal_up, support.normal_across);
 }
 
 // ratio, previous: ρ/ρ_0 now and at the end of the last frame (previous < 0: none yet);
