@@ -7,6 +7,7 @@
 #include <Eigen/Dense>
 
 #include "core/BSpline.hpp"
+#include "core/Lanes4.hpp"
 #include "decomposition/BlockGeometry.hpp"
 #include "decomposition/GhostExchange.hpp"
 
@@ -76,6 +77,25 @@ struct GridKernels {
       }
   }
 
+  // splat for 3D with mass and momentum only (c = 4, first = 1): a node's four components in one
+  // 4-wide update, w_i (m w_jk, row sum) + w_jk (0, e_0[i]).
+  static void splat_mass_momentum(Real* window, int ex, int ey, const Stencil& s, Real m, const Vec& a,
+                                  const Vec (&e)[D][N]) {
+    static_assert(D == 3, "4 components per node: mass and 3 momentum components");
+    const Lanes4 ma = {m, a[0], a[1], a[2]};
+    Lanes4 e4[D][N];
+    for (int axis = 0; axis < D; ++axis)
+      for (int i = 0; i < N; ++i) e4[axis][i] = Lanes4{0, e[axis][i][0], e[axis][i][1], e[axis][i][2]};
+    for (int k = 0; k < N; ++k)
+      for (int j = 0; j < N; ++j) {
+        const Real wjk = s.w[1][j] * s.w[2][k];
+        const Lanes4 row = wjk * ma + s.w[2][k] * e4[1][j] + s.w[1][j] * e4[2][k];
+        Real* node = window + 4 * row_offset(s, ex, ey, j, k);
+        for (int i = 0; i < N; ++i)
+          store4(node + 4 * i, load4(node + 4 * i) + s.w[0][i] * row + wjk * e4[0][i]);
+      }
+  }
+
   // Adds Q ∇w_ip to the D components at `first` of each stencil node: the force of a stress-like
   // Q (spec §8: Q = V⁰ P F̂ᵀ gives −f_i; §10.1: Q = V⁰ δP Fᵀ gives (K δu)_i).
   static void splat_gradient(Real* window, int c, int ex, int ey, const Stencil& s, const Mat& Q, int first) {
@@ -104,6 +124,37 @@ struct GridKernels {
         if constexpr (D == 3) L.col(2) += (s.w[1][j] * s.dw[2][k]) * Sw;
       }
     return L;
+  }
+
+  // APIC's G2P sums of a 3D velocity window (3 components per node, read 4 at a time: the window
+  // holds one value past its last node): v = Σ w v_i, B = Σ w v_i oᵀ, L = Σ v_i ∇wᵀ (spec §6.1,
+  // §7.2), contracted along x first.
+  static void gather_velocity(const Real* window, int ex, int ey, const Stencil& s, Vec& v, Mat& B, Mat& L) {
+    static_assert(D == 3, "3 components per node");
+    using Vec4 = Eigen::Matrix<Real, 4, 1>;
+    Vec4 sv = Vec4::Zero(), b0 = sv, b1 = sv, b2 = sv, l0 = sv, l1 = sv, l2 = sv;
+    for (int k = 0; k < N; ++k)
+      for (int j = 0; j < N; ++j) {
+        const Real* node = window + 3 * row_offset(s, ex, ey, j, k);
+        Vec4 Sw = Vec4::Zero(), So = Sw, Sd = Sw;
+        for (int i = 0; i < N; ++i) {
+          const Vec4 vi = Eigen::Map<const Vec4>(node + 3 * i);
+          Sw += s.w[0][i] * vi;
+          So += s.wo[0][i] * vi;
+          Sd += s.dw[0][i] * vi;
+        }
+        const Real wjk = s.w[1][j] * s.w[2][k];
+        sv += wjk * Sw;
+        b0 += wjk * So;
+        b1 += (s.wo[1][j] * s.w[2][k]) * Sw;
+        b2 += (s.w[1][j] * s.wo[2][k]) * Sw;
+        l0 += wjk * Sd;
+        l1 += (s.dw[1][j] * s.w[2][k]) * Sw;
+        l2 += (s.w[1][j] * s.dw[2][k]) * Sw;
+      }
+    v = sv.template head<3>();
+    B << b0.template head<3>(), b1.template head<3>(), b2.template head<3>();
+    L << l0.template head<3>(), l1.template head<3>(), l2.template head<3>();
   }
 
   // Σ_i w_ip u_i of the D components at `first` of a window field with c components per node.

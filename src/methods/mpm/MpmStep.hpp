@@ -49,6 +49,7 @@ class MpmStep final : public MpmStepper {
     for (const auto& [name, settings] : scene.materials) {
       materials_.push_back(make_mpm_material(settings));
       density_.push_back(settings.params.at("density"));
+      plastic_ = plastic_ || std::visit([](const auto& m) { return m.kPlastic; }, materials_.back());
     }
     if (implicit_) {
       // spec §10.6: every collider constrains the solve; separate ones also act on the solution
@@ -129,9 +130,8 @@ class MpmStep final : public MpmStepper {
     const std::size_t source_edge = overlap_ ? ghost.boundary_sources() : sources;
     const std::size_t grid_edge = overlap_ ? ghost.boundary_grid_blocks() : grids;
     const int c = grid_components(), cv = velocity_components();
-    sticky_.update(space, t);                              // which sticky walls reflect
-    clock_.time(kStress, [&] { compute_stress(space); });  // spec §8 eq. (189)
-    clock_.time(kP2G, [&] {                                // §9.2 steps 1-3, 6
+    sticky_.update(space, t);  // which sticky walls reflect
+    clock_.time(kP2G, [&] {    // §9.2 steps 1-3, 6, with the stress of §8 eq. (189) block by block
       clear_windows(ghost);
       particles_to_grid(space, ghost, dt, 0, source_edge);
     });
@@ -144,7 +144,10 @@ class MpmStep final : public MpmStepper {
     });
     clock_.time(kGather, [&] { ghost.start_gather(grid_velocity_, cv); });
     clock_.time(kGrid, [&] { update_grid(ghost, t, dt, true, grid_edge, grids); });
-    clock_.time(kGather, [&] { ghost.finish_gather(grid_velocity_, cv, windows_); });
+    clock_.time(kGather, [&] {
+      ghost.finish_gather(grid_velocity_, cv, windows_);
+      windows_.push_back(0.0);  // G2P reads a node's 3 components 4 at a time
+    });
     clock_.time(kGrid, [&] { reflect_behind_sticky_walls(space); });
     clock_.time(kG2P, [&] { grid_to_particles(space, dt); });  // steps 9-11, 13
     clock_.time(kMigrate, [&] { space.migrate(); });           // step 14
@@ -235,28 +238,34 @@ class MpmStep final : public MpmStepper {
   int grid_components() const { return split_grid() ? 1 + 2 * D : 1 + D; }
   int velocity_components() const { return midpoint_ ? 3 * D : transfer_ == Transfer::Flip ? 2 * D : D; }
 
-  // τ_p V_p⁰ for every particle, by runs of consecutive particles of one material so that the
-  // material is chosen once per run and may work on a batch (kirchhoff_batch, Materials.hpp).
-  void compute_stress(const Space& space) {
-    const ParticleSet& ps = space.particles();
+  // τ_p V_p⁰ of particles [begin, end) (one block) into block_stress_, in registers' reach: by
+  // runs of consecutive particles of one material, so that the material is chosen once per run
+  // and may work on a batch (kirchhoff_batch, Materials.hpp). elastic false: the implicit step's
+  // only explicit stress, a viscous fluid's rate term from the last step (spec §10.10).
+  const Real* block_stress(const ParticleSet& ps, std::size_t begin, std::size_t end, bool elastic) {
     const Fields f = fields(ps);
-    const Real* F = ps.real("F");
-    const std::size_t n = ps.size();
-    if (!f.plastic_ratio) ones_.resize(n, 1.0);
-    const Real* Jp = f.plastic_ratio ? f.plastic_ratio : ones_.data();
-    const Real* V0 = f.V0;
-    stress_.resize(n * D * D);
-    for (std::size_t begin = 0, end = 0; begin < n; begin = end) {
-      end = f.material_index ? begin + 1 : n;
-      while (end < n && f.material(end) == f.material(begin)) ++end;
-      std::visit([&](const auto& m) { kirchhoff_run<D>(m, F, Jp, begin, end, stress_.data()); },
-                 materials_[f.material(begin)]);
+    const std::size_t n = end - begin;
+    block_stress_.resize(n * D * D);
+    Real* tau = block_stress_.data();
+    if (elastic) {
+      const Real* F = ps.real("F") + D * D * begin;
+      if (!f.plastic_ratio && ones_.size() < n) ones_.resize(n, 1.0);
+      const Real* Jp = f.plastic_ratio ? f.plastic_ratio + begin : ones_.data();
+      for (std::size_t run = 0, next = 0; run < n; run = next) {
+        next = f.material_index ? run + 1 : n;
+        while (next < n && f.material(begin + next) == f.material(begin + run)) ++next;
+        std::visit([&](const auto& m) { kirchhoff_run<D>(m, F, Jp, run, next, tau); },
+                   materials_[f.material(begin + run)]);
+      }
+    } else {
+      std::fill(block_stress_.begin(), block_stress_.end(), 0.0);
     }
     if (ps.has_field("tau_viscous")) {  // rate term of viscous fluids, from the last step's L
-      const Real* viscous = ps.real("tau_viscous");
-      for (std::size_t p = 0; p < n * D * D; ++p) stress_[p] += viscous[p];
+      const Real* viscous = ps.real("tau_viscous") + D * D * begin;
+      for (std::size_t q = 0; q < n * D * D; ++q) tau[q] += viscous[q];
     }
-    for (std::size_t p = 0; p < n; ++p) MatMap(stress_.data() + D * D * p) *= V0[p];
+    for (std::size_t q = 0; q < n; ++q) MatMap(tau + D * D * q) *= f.V0[begin + q];
+    return tau;
   }
 
   void clear_windows(const GhostExchange& ghost) {
@@ -289,18 +298,23 @@ class MpmStep final : public MpmStepper {
       const std::size_t b = ghost.source_order()[i];
       const BlockCoord cb = decode_block_key(blocks.keys[b]);
       Real* window = windows_.data() + b * wn;
-      for (std::size_t p = blocks.begin(b); p < blocks.end(b); ++p) {
+      const std::size_t begin = blocks.begin(b);
+      const Real* stress = block_stress(ps, begin, blocks.end(b), !implicit_);
+      for (std::size_t p = begin; p < blocks.end(b); ++p) {
         const Stencil s = K::stencil(g, cb, x + D * p);
         const Real mp = f.mass(p);
         const Vec mv = mp * VecMap(const_cast<Real*>(v) + D * p);
         const Mat affine = (mp * d_inverse) * Mat(MatMap(const_cast<Real*>(B) + D * D * p));
-        const Mat tau = MatMap(stress_.data() + D * D * p);
+        const Mat tau = MatMap(const_cast<Real*>(stress) + D * D * (p - begin));
         const Vec fb = body ? Vec(mp * VecMap(const_cast<Real*>(body) + D * p)) : zero;
         Vec e[D][N];
         if (!flip) {  // momentum + Δt force in one set of components
           for (int a = 0; a < D; ++a)
             for (int i = 0; i < N; ++i) e[a][i] = s.wo[a][i] * affine.col(a) - (dt * s.dw[a][i]) * tau.col(a);
-          K::splat(window, c, ex, ey, s, mv + dt * fb, e, 1, &mp);
+          if constexpr (D == 3)
+            K::splat_mass_momentum(window, ex, ey, s, mp, mv + dt * fb, e);
+          else
+            K::splat(window, c, ex, ey, s, mv + dt * fb, e, 1, &mp);
         } else {  // momentum and force apart: FLIP's velocity increment (spec §6.4), the midpoint rule's vⁿ
           Vec force[D][N];  // the momentum keeps APIC's affine part (zero for FLIP and PIC)
           for (int a = 0; a < D; ++a)
@@ -324,7 +338,6 @@ class MpmStep final : public MpmStepper {
     // m(u − vⁿ)/(Δt/2) = f(xⁿ + Δt/2 u) + f_ext, then v^{n+1} = 2u − vⁿ and x^{n+1} = xⁿ + Δt u.
     const Real h = midpoint_ ? dt / 2 : dt;
     sticky_.update(space, t);  // which sticky walls reflect
-    clock_.time(kStress, [&] { viscous_stress(space); });
     clock_.time(kP2G, [&] {
       clear_windows(ghost);
       particles_to_grid(space, ghost, h, 0, ghost.source_keys().size());
@@ -368,7 +381,10 @@ class MpmStep final : public MpmStepper {
       project_separate(ghost, t, 0);
       if (midpoint_) project_separate(ghost, t, 2 * D);
     });
-    clock_.time(kGather, [&] { ghost.gather(grid_velocity_, velocity_components(), windows_); });
+    clock_.time(kGather, [&] {
+      ghost.gather(grid_velocity_, velocity_components(), windows_);
+      windows_.push_back(0.0);  // G2P reads a node's 3 components 4 at a time
+    });
     clock_.time(kGrid, [&] { reflect_behind_sticky_walls(space); });
     clock_.time(kG2P, [&] { grid_to_particles(space, dt); });
     clock_.time(kMigrate, [&] { space.migrate(); });
@@ -388,18 +404,6 @@ class MpmStep final : public MpmStepper {
     stats_.gradient_steps += r.gradient_steps;
     stats_.residual = r.residual0 > 0 ? r.residual / r.residual0 : 0;
     stats_.scaled_residual = r.scaled_residual;
-  }
-
-  // The implicit step's only explicit stress: a viscous fluid's rate term from the last step.
-  void viscous_stress(const Space& space) {
-    const ParticleSet& ps = space.particles();
-    const std::size_t n = ps.size();
-    stress_.assign(n * D * D, 0.0);
-    if (!ps.has_field("tau_viscous")) return;
-    const Real* viscous = ps.real("tau_viscous");
-    const Real* V0 = ps.real("volume");
-    for (std::size_t p = 0; p < n; ++p)
-      MatMap(stress_.data() + D * D * p) = V0[p] * MatMap(const_cast<Real*>(viscous) + D * D * p);
   }
 
   // P2G's half of the reflection, on one window of c components (mass, momentum + Δt force, or
@@ -475,6 +479,37 @@ class MpmStep final : public MpmStepper {
     }
   }
 
+  // G2P's sums for any window layout (2D, FLIP's vⁿ, the midpoint rule): per row the sums S_w, S_o,
+  // S_d of w, w·o and dw times v_i, contracted along x first.
+  static void gather_velocity(const Real* window, int cv, int ex, int ey, const Stencil& s, bool flip,
+                              Vec& v_pic, Vec& v_old, Mat& B_new, Mat& L) {
+    v_pic.setZero(), v_old.setZero(), B_new.setZero(), L.setZero();
+    for (int k = 0; k < (D == 3 ? N : 1); ++k)
+      for (int j = 0; j < N; ++j) {
+        const Real* node = window + cv * K::row_offset(s, ex, ey, j, k);
+        Vec Sw = Vec::Zero(), So = Vec::Zero(), Sd = Vec::Zero(), Sold = Vec::Zero();
+        for (int i = 0; i < N; ++i, node += cv) {
+          const VecMap vi(const_cast<Real*>(node));
+          Sw += s.w[0][i] * vi;
+          So += s.wo[0][i] * vi;
+          Sd += s.dw[0][i] * vi;
+          if (flip) Sold += s.w[0][i] * VecMap(const_cast<Real*>(node) + D);
+        }
+        const Real w2 = D == 3 ? s.w[D - 1][k] : 1;
+        const Real wjk = s.w[1][j] * w2;
+        v_pic += wjk * Sw;
+        B_new.col(0) += wjk * So;
+        B_new.col(1) += (s.wo[1][j] * w2) * Sw;
+        L.col(0) += wjk * Sd;
+        L.col(1) += (s.dw[1][j] * w2) * Sw;
+        if constexpr (D == 3) {
+          B_new.col(2) += (s.w[1][j] * s.wo[2][k]) * Sw;
+          L.col(2) += (s.w[1][j] * s.dw[2][k]) * Sw;
+        }
+        if (flip) v_old += wjk * Sold;
+      }
+  }
+
   void grid_to_particles(Space& space, Real dt) {
     ParticleSet& ps = space.particles();
     const ParticleBlocks& blocks = space.blocks();
@@ -503,34 +538,13 @@ class MpmStep final : public MpmStepper {
       const Real* window = windows_.data() + b * wn;
       for (std::size_t p = blocks.begin(b); p < blocks.end(b); ++p) {
         const Stencil s = K::stencil(g, cb, x + D * p);
-        // v_p = Σ w v_i, B_p = Σ w v_i (x_i − x_p)ᵀ, L = ∇v = Σ v_i ∇wᵀ (spec §6.1, §7.2), contracted
-        // along x first: per row the sums S_w, S_o, S_d of w, w·o and dw times v_i.
-        Vec v_pic = Vec::Zero(), v_old = Vec::Zero();
-        Mat B_new = Mat::Zero(), L = Mat::Zero();
-        for (int k = 0; k < (D == 3 ? N : 1); ++k)
-          for (int j = 0; j < N; ++j) {
-            const Real* node = window + cv * K::row_offset(s, ex, ey, j, k);
-            Vec Sw = Vec::Zero(), So = Vec::Zero(), Sd = Vec::Zero(), Sold = Vec::Zero();
-            for (int i = 0; i < N; ++i, node += cv) {
-              const VecMap vi(const_cast<Real*>(node));
-              Sw += s.w[0][i] * vi;
-              So += s.wo[0][i] * vi;
-              Sd += s.dw[0][i] * vi;
-              if (flip) Sold += s.w[0][i] * VecMap(const_cast<Real*>(node) + D);
-            }
-            const Real w2 = D == 3 ? s.w[D - 1][k] : 1;
-            const Real wjk = s.w[1][j] * w2;
-            v_pic += wjk * Sw;
-            B_new.col(0) += wjk * So;
-            B_new.col(1) += (s.wo[1][j] * w2) * Sw;
-            L.col(0) += wjk * Sd;
-            L.col(1) += (s.dw[1][j] * w2) * Sw;
-            if constexpr (D == 3) {
-              B_new.col(2) += (s.w[1][j] * s.wo[2][k]) * Sw;
-              L.col(2) += (s.w[1][j] * s.dw[2][k]) * Sw;
-            }
-            if (flip) v_old += wjk * Sold;
-          }
+        // v_p = Σ w v_i, B_p = Σ w v_i (x_i − x_p)ᵀ, L = ∇v = Σ v_i ∇wᵀ (spec §6.1, §7.2)
+        Vec v_pic, v_old = Vec::Zero();
+        Mat B_new, L;
+        bool gathered = false;
+        if constexpr (D == 3)
+          if (cv == 3) K::gather_velocity(window, ex, ey, s, v_pic, B_new, L), gathered = true;
+        if (!gathered) gather_velocity(window, cv, ex, ey, s, flip, v_pic, v_old, B_new, L);
         Vec v_move = v_pic;
         if (midpoint_) {  // the midpoint velocity moves the particles and updates F
           L = K::gradient(window, cv, ex, ey, s, 2 * D);
@@ -539,17 +553,18 @@ class MpmStep final : public MpmStepper {
         const Vec v_change = v_pic - v_old;
         Mat Fp = (Mat::Identity() + dt * L) * Mat(MatMap(F + D * D * p));  // spec §7.2
         Real jp = f.Jp(p);
-        std::visit([&](const auto& m) { m.template project<D>(Fp, jp); }, materials_[f.material(p)]);  // §3.2
+        if (plastic_)
+          std::visit([&](const auto& m) { m.template project<D>(Fp, jp); },
+                     materials_[f.material(p)]);  // §3.2
         Vec v_new = v_pic;
         if (transfer_ == Transfer::Flip)
           v_new = (1 - flip_ratio_) * v_pic + flip_ratio_ * (VecMap(v + D * p) + v_change);  // spec §6.4
         if (transfer_ != Transfer::Apic) B_new.setZero();
         const Vec x_new = VecMap(x + D * p) + dt * v_move;  // spec §9.2 step 13
-        const int field = !x_new.allFinite()                                    ? 1
-                          : !v_new.allFinite()                                  ? 2
-                          : !B_new.allFinite()                                  ? 3
-                          : !Fp.allFinite()                                     ? 4
-                          : !std::isfinite(jp)                                  ? 5
+        // A sum is finite only if every term is (one test per particle; which one failed is
+        // looked up only for a particle that fails).
+        const Real probe = x_new.sum() + v_new.sum() + B_new.sum() + Fp.sum() + jp;
+        const int field = !std::isfinite(probe) ? non_finite_field(x_new, v_new, B_new, Fp, jp)
                           : ((x_new - origin).cwiseAbs().array() > reach).any() ? 6
                           : (dt * v_move).squaredNorm() > max_move2             ? 7
                                                                                 : 0;
@@ -567,6 +582,17 @@ class MpmStep final : public MpmStepper {
       }
     }
     check_finite(space, bad_id, bad_field);
+  }
+
+  // Which of a particle's new values is not finite (check_finite's codes); 1 (the position) for a
+  // sum of finite values that overflowed.
+  static int non_finite_field(const Vec& x, const Vec& v, const Mat& B, const Mat& F, Real jp) {
+    return !x.allFinite()       ? 1
+           : !v.allFinite()     ? 2
+           : !B.allFinite()     ? 3
+           : !F.allFinite()     ? 4
+           : !std::isfinite(jp) ? 5
+                                : 1;
   }
 
   // J η (L + Lᵀ), the Kirchhoff stress of a viscous fluid's rate term (Fluid.hpp); zero otherwise.
@@ -604,6 +630,7 @@ class MpmStep final : public MpmStepper {
   ColliderSet colliders_;
   std::vector<MpmMaterial> materials_;
   std::vector<Real> density_;
+  bool plastic_ = false;  // a material projects F after the update (spec §3.2)
   long step_ = 0;
   bool implicit_;
   bool midpoint_;  // implicit.scheme: midpoint
@@ -616,8 +643,9 @@ class MpmStep final : public MpmStepper {
   SolverStats stats_;
   enum Stage { kStress, kP2G, kScatter, kGrid, kGather, kG2P, kMigrate, kSolve };
   StageClock clock_{{"stress", "P2G", "scatter_add", "grid", "gather", "G2P", "migrate", "solve"}};
-  std::vector<Real> ones_;  // J_P of particles that carry none
-  std::vector<Real> stress_, windows_, grid_, grid_velocity_;
+  std::vector<Real> ones_;          // J_P of particles that carry none
+  std::vector<Real> block_stress_;  // τ V⁰ of one block's particles
+  std::vector<Real> windows_, grid_, grid_velocity_;
 };
 
 }  // namespace nendo
