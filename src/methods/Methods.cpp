@@ -19,7 +19,7 @@ using MethodFactory = std::function<std::unique_ptr<Method>(const Scene&)>;
 static const std::map<std::string, MethodFactory>& methods() {
   static const std::map<std::string, MethodFactory> registry = {
       {"ballistic", [](const Scene& s) { return std::make_unique<Ballistic>(s); }},
-      {"mpm", [](const Scene& s) { return std::make_unique<Mpm>(s); }},
+      {"mpm", make_mpm},
       {"slave_sph", [](const Scene& s) { return std::make_unique<SlaveSph>(s); }},
       {"shape_matching", [](const Scene& s) { return std::make_unique<ShapeMatching>(s); }},
       {"pbd_powder", [](const Scene& s) { return std::make_unique<PbdPowder>(s); }},

@@ -2,7 +2,7 @@
 // The particle–grid pieces every MPM stage is made of, for dimension D and kernel Kernel
 // (QuadraticSpline or CubicSpline): a particle's stencil in its block's window (spec 002 §5.2),
 // the separable scatter of a particle's contribution into the window, and the separable gather
-// of a gradient ∇v_p = Σ_i v_i ∇w_ipᵀ. The explicit step (MpmStep.hpp) and the implicit system
+// of a gradient ∇v_p = Σ_i v_i ∇w_ipᵀ. The transfers (Transfers.hpp) and the implicit system
 // (ImplicitSystem.hpp) are written with them.
 #include <Eigen/Dense>
 

@@ -7,7 +7,7 @@
 //  3. symmetry of the operator, and the gradient against central differences of the energy;
 //  4. rank independence of a short implicit drop with contact: Newton and KSP iterations and the
 //     particle state on the test's communicator against one rank (MPI_COMM_SELF).
-// The grid is built here as MpmStep builds it: particle mass and momentum scattered into the
+// The grid is built here as the MPM transfers build it: particle mass and momentum scattered into the
 // block windows (GridKernels stencils) and summed into the owned grid blocks by the ghost exchange.
 #include <gtest/gtest.h>
 #include <petscmat.h>

@@ -15,8 +15,7 @@ struct MpmRun : MethodRun {
   // extra_fields: e.g. {"body_force", d} for the optional external acceleration the MPM step reads.
   MpmRun(MPI_Comm comm, const std::string& yaml, const std::vector<std::string>& overrides = {},
          const std::vector<std::pair<std::string, int>>& extra_fields = {})
-      : MethodRun(comm, yaml, overrides, extra_fields,
-                  [](const Scene& s) -> std::unique_ptr<Method> { return std::make_unique<Mpm>(s); }) {}
+      : MethodRun(comm, yaml, overrides, extra_fields, make_mpm) {}
 
   ParticleSet& particles() { return space->particles(); }
   // Mass of local particle p: ρ V⁰ of its material (MPM particles carry no mass field).
