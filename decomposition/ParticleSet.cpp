@@ -1,6 +1,8 @@
 #include "decomposition/ParticleSet.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "core/Error.hpp"
@@ -83,6 +85,14 @@ const void* ParticleField::raw() const { return const_cast<ParticleField*>(this)
 
 void ParticleField::resize(std::size_t particles) {
   std::visit([&](auto& v) { v.resize(particles * components_); }, storage_);
+}
+
+void ParticleField::reserve(std::size_t particles) {
+  std::visit([&](auto& v) { v.reserve(particles * components_); }, storage_);
+}
+
+std::size_t ParticleField::capacity() const {
+  return std::visit([&](const auto& v) { return v.capacity() / components_; }, storage_);
 }
 
 namespace {
@@ -188,6 +198,16 @@ const ParticleField& ParticleSet::field(const std::string& name) const {
 void ParticleSet::resize(std::size_t particles) {
   for (auto& f : fields_) f.resize(particles);
   size_ = particles;
+}
+
+void ParticleSet::reserve(std::size_t particles) {
+  for (auto& f : fields_) f.reserve(particles);
+}
+
+std::size_t ParticleSet::capacity() const {
+  std::size_t fewest = std::numeric_limits<std::size_t>::max();
+  for (const auto& f : fields_) fewest = std::min(fewest, f.capacity());
+  return fewest;
 }
 
 void ParticleSet::reorder(const std::vector<std::size_t>& order) {

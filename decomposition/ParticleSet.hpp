@@ -36,6 +36,9 @@ class ParticleField {
   const void* raw() const;
 
   void resize(std::size_t particles);
+  void reserve(std::size_t particles);
+  // Particles the storage holds without reallocating.
+  std::size_t capacity() const;
   // new[i] = old[order[i]] for i < order.size(); the field ends with order.size() particles.
   // scratch is reused between calls, so a steady state allocates nothing.
   void reorder(const std::vector<std::size_t>& order, std::vector<unsigned char>& scratch);
@@ -81,6 +84,11 @@ class ParticleSet {
   const Real* positions() const { return fields_[1].data<Real>(); }
 
   void resize(std::size_t particles);
+  // Room for `particles` in every field, so that growing to that many allocates nothing more (a
+  // seeder that knows its count: vectors grown one particle at a time hold up to twice their size).
+  void reserve(std::size_t particles);
+  // The fewest particles any field holds without reallocating.
+  std::size_t capacity() const;
   void clear() { resize(0); }
   void reorder(const std::vector<std::size_t>& order);
   // Keeps the particles whose keep[i] is true, in order.

@@ -1,6 +1,8 @@
 #include "bodies/BodySeeder.hpp"
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
@@ -78,12 +80,30 @@ void set_fields(ParticleSet& ps, std::size_t p, const BodyFields& f) {
   if (ps.has_field("body")) ps.int32("body")[p] = f.body;  // methods that tell bodies apart
 }
 
-void seed_lattice(const BodySettings& b, const Lattice& l, const BodyFields& f, ParticleId id_base, int rank,
-                  int ranks, ParticleSet& ps) {
-  const int d = ps.dimension();
-  const std::uint64_t n = l.size(), begin = n * rank / ranks, end = n * (rank + 1) / ranks;
+// The share [begin, end) of a lattice's points that this rank tests, and how many are inside.
+struct LatticeShare {
+  std::uint64_t begin, end;
+};
+LatticeShare share_of(const Lattice& l, int rank, int ranks) {
+  const std::uint64_t n = l.size();
+  return {n * rank / ranks, n * (rank + 1) / ranks};
+}
+
+std::size_t count_inside(const BodySettings& b, const Lattice& l, int d, const LatticeShare& share) {
   Real x[3] = {0, 0, 0};
-  for (std::uint64_t i = begin; i < end; ++i) {
+  std::size_t count = 0;
+  for (std::uint64_t i = share.begin; i < share.end; ++i) {
+    l.point(i, d, x);
+    count += inside(b, d, x);
+  }
+  return count;
+}
+
+void seed_lattice(const BodySettings& b, const Lattice& l, const BodyFields& f, ParticleId id_base,
+                  const LatticeShare& share, ParticleSet& ps) {
+  const int d = ps.dimension();
+  Real x[3] = {0, 0, 0};
+  for (std::uint64_t i = share.begin; i < share.end; ++i) {
     l.point(i, d, x);
     if (!inside(b, d, x)) continue;
     const std::size_t p = ps.size();
@@ -94,13 +114,23 @@ void seed_lattice(const BodySettings& b, const Lattice& l, const BodyFields& f, 
   }
 }
 
-std::uint64_t seed_file(MPI_Comm comm, const Scene& scene, const BodySettings& b, BodyFields f,
-                        ParticleId id_base, ParticleSet& ps) {
+// A point-file body's points, read collectively (each rank its share) before anything is seeded.
+struct FilePoints {
+  ParticleSet points;
   ParticleFileInfo info;
-  const ParticleSet points = ParticleReader::read(comm, b.path, &info);
+};
+FilePoints read_points(MPI_Comm comm, const Scene& scene, const BodySettings& b) {
+  ParticleFileInfo info;
+  ParticleSet points = ParticleReader::read(comm, b.path, &info);
   if (info.dimension != scene.dimension)
     throw Error(b.path + ": points are " + std::to_string(info.dimension) + "D, the scene is " +
                 std::to_string(scene.dimension) + "D");
+  return {std::move(points), info};
+}
+
+std::uint64_t seed_file(MPI_Comm comm, const FilePoints& file, BodyFields f, ParticleId id_base,
+                        ParticleSet& ps) {
+  const ParticleSet& points = file.points;
   std::uint64_t mine = points.size(), first = 0;
   MPI_Exscan(&mine, &first, 1, MPI_UINT64_T, MPI_SUM, comm);
   if (mpi::rank(comm) == 0) first = 0;
@@ -116,7 +146,7 @@ std::uint64_t seed_file(MPI_Comm comm, const Scene& scene, const BodySettings& b
     if (has_volume) own.volume = points.real("volume")[i], own.mass = density * own.volume;
     set_fields(ps, p, own);
   }
-  return info.count;
+  return file.info.count;
 }
 
 }  // namespace
@@ -130,10 +160,26 @@ int material_index(const Scene& scene, const std::string& name) {
   throw Error("no material '" + name + "'");
 }
 
+// Two passes: count this rank's particles of every body, reserve them at once, then seed, so
+// that the fields hold exactly what they need (grown particle by particle they would hold up to
+// twice as much, the largest part of the peak memory of a big run).
 SeedResult seed_bodies(MPI_Comm comm, const Scene& scene, ParticleSet& ps) {
   const int d = scene.dimension, rank = mpi::rank(comm), ranks = mpi::size(comm);
+  std::vector<FilePoints> files;
+  std::size_t count = ps.size();
+  for (const BodySettings& b : scene.bodies) {
+    if (b.shape == "file") {
+      files.push_back(read_points(comm, scene, b));
+      count += files.back().points.size();
+    } else {
+      const Lattice l = lattice_for(b, d, scene.grid.dx);
+      count += count_inside(b, l, d, share_of(l, rank, ranks));
+    }
+  }
+  ps.reserve(count);
   SeedResult result;
   int body = 0;
+  auto file = files.begin();
   for (const BodySettings& b : scene.bodies) {
     const MaterialSettings& m = scene.materials.at(b.material);
     const Real spacing = scene.grid.dx / b.particles_per_cell;
@@ -141,10 +187,10 @@ SeedResult seed_bodies(MPI_Comm comm, const Scene& scene, ParticleSet& ps) {
     const BodyFields f{m.params.at("density") * volume, volume, material_index(scene, b.material), body++,
                        &b.velocity};
     if (b.shape == "file") {
-      result.next_id += seed_file(comm, scene, b, f, result.next_id, ps);
+      result.next_id += seed_file(comm, *file++, f, result.next_id, ps);
     } else {
       const Lattice l = lattice_for(b, d, scene.grid.dx);
-      seed_lattice(b, l, f, result.next_id, rank, ranks, ps);
+      seed_lattice(b, l, f, result.next_id, share_of(l, rank, ranks), ps);
       result.next_id += l.size();
     }
   }
