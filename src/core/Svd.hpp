@@ -283,7 +283,7 @@ inline Mat<3> polar_rotation<3>(const Mat<3>& F) {
 // lane by lane so that the compiler vectorises it across matrices; each matrix stops (is frozen)
 // after its own convergence, so its result does not depend on the other matrices in the batch.
 // Matrices the iteration does not take (det F ≤ 0, no convergence) go through the SVD.
-constexpr int kPolarBatch = 8;
+constexpr int kPolarBatch = 16;
 
 inline void polar_rotation_batch(const Real* F, Real* R, int count) {
   constexpr int W = kPolarBatch, kMaxIterations = 12;
@@ -307,20 +307,24 @@ inline void polar_rotation_batch(const Real* F, Real* R, int count) {
                  c6 = x[1][l] * x[5][l] - x[2][l] * x[4][l], c7 = x[2][l] * x[3][l] - x[0][l] * x[5][l],
                  c8 = x[0][l] * x[4][l] - x[1][l] * x[3][l];
       const Real det = x[0][l] * c0 + x[1][l] * c1 + x[2][l] * c2;
-      Real norm2 = 0,
-           cof2 = c0 * c0 + c1 * c1 + c2 * c2 + c3 * c3 + c4 * c4 + c5 * c5 + c6 * c6 + c7 * c7 + c8 * c8;
-#pragma GCC unroll 9
-      for (int e = 0; e < 9; ++e) norm2 += x[e][l] * x[e][l];
+      // Sums as trees, not chains: the iteration is bound by the latency of its dependent operations.
+      const Real cof2 =
+          ((c0 * c0 + c1 * c1) + (c2 * c2 + c3 * c3)) + ((c4 * c4 + c5 * c5) + (c6 * c6 + c7 * c7)) + c8 * c8;
+      const Real norm2 = ((x[0][l] * x[0][l] + x[1][l] * x[1][l]) + (x[2][l] * x[2][l] + x[3][l] * x[3][l])) +
+                         ((x[4][l] * x[4][l] + x[5][l] * x[5][l]) + (x[6][l] * x[6][l] + x[7][l] * x[7][l])) +
+                         x[8][l] * x[8][l];
       const bool valid = det > 1e-6 * norm2 * std::sqrt(norm2);
       const Real gamma = iteration == 0 ? std::sqrt(std::sqrt(cof2 / (det * det * norm2))) : 1.0;
       const Real a = 0.5 * gamma, b = 0.5 / (gamma * det);
       const Real c[9] = {c0, c1, c2, c3, c4, c5, c6, c7, c8};
-      Real change2 = 0, next[9];
+      Real next[9], step[9];
 #pragma GCC unroll 9
       for (int e = 0; e < 9; ++e) {
         next[e] = a * x[e][l] + b * c[e];
-        change2 += (next[e] - x[e][l]) * (next[e] - x[e][l]);
+        step[e] = (next[e] - x[e][l]) * (next[e] - x[e][l]);
       }
+      const Real change2 =
+          ((step[0] + step[1]) + (step[2] + step[3])) + ((step[4] + step[5]) + (step[6] + step[7])) + step[8];
       const Real st = state[l];
       const bool take = (st < 2) & valid;
 #pragma GCC unroll 9
