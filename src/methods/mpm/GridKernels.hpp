@@ -77,22 +77,26 @@ struct GridKernels {
       }
   }
 
-  // splat for 3D with mass and momentum only (c = 4, first = 1): a node's four components in one
-  // 4-wide update, w_i (m w_jk, row sum) + w_jk (0, e_0[i]).
+  // splat for 3D with mass and momentum only (c = 4, first = 1), a node's four components in one
+  // 4-wide update, w_i (m w_jk, row sum) + w_jk (0, e_0[i]), with splat's e_a[i] = w_a[i] o_a[i]
+  // (scale B)_{:,a} − Δt dw_a[i] τ_{:,a} formed in the same lanes (B, τ: row-major d×d).
   static void splat_mass_momentum(Real* window, int ex, int ey, const Stencil& s, Real m, const Vec& a,
-                                  const Vec (&e)[D][N]) {
+                                  const Real* B, Real scale, const Real* tau, Real dt) {
     static_assert(D == 3, "4 components per node: mass and 3 momentum components");
     const Lanes4 ma = {m, a[0], a[1], a[2]};
-    Lanes4 e4[D][N];
-    for (int axis = 0; axis < D; ++axis)
-      for (int i = 0; i < N; ++i) e4[axis][i] = Lanes4{0, e[axis][i][0], e[axis][i][1], e[axis][i][2]};
+    Lanes4 e[D][N];
+    for (int axis = 0; axis < D; ++axis) {
+      const Lanes4 affine = scale * Lanes4{0, B[axis], B[3 + axis], B[6 + axis]};
+      const Lanes4 stress = dt * Lanes4{0, tau[axis], tau[3 + axis], tau[6 + axis]};
+      for (int i = 0; i < N; ++i) e[axis][i] = s.wo[axis][i] * affine - s.dw[axis][i] * stress;
+    }
     for (int k = 0; k < N; ++k)
       for (int j = 0; j < N; ++j) {
         const Real wjk = s.w[1][j] * s.w[2][k];
-        const Lanes4 row = wjk * ma + s.w[2][k] * e4[1][j] + s.w[1][j] * e4[2][k];
+        const Lanes4 row = wjk * ma + s.w[2][k] * e[1][j] + s.w[1][j] * e[2][k];
         Real* node = window + 4 * row_offset(s, ex, ey, j, k);
         for (int i = 0; i < N; ++i)
-          store4(node + 4 * i, load4(node + 4 * i) + s.w[0][i] * row + wjk * e4[0][i]);
+          store4(node + 4 * i, load4(node + 4 * i) + s.w[0][i] * row + wjk * e[0][i]);
       }
   }
 

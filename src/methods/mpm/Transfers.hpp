@@ -128,17 +128,22 @@ class Transfers {
         const Stencil s = K::stencil(g, cb, x + D * p);
         const Real mp = f.mass(p);
         const Vec mv = mp * VecMap(const_cast<Real*>(v) + D * p);
-        const Mat affine = (mp * d_inverse) * Mat(MatMap(const_cast<Real*>(B) + D * D * p));
-        const Mat tau = MatMap(const_cast<Real*>(stress) + D * D * (p - begin));
         const Vec fb = body ? Vec(mp * VecMap(const_cast<Real*>(body) + D * p)) : zero;
+        const Real* tau_p = stress + D * D * (p - begin);
+        if constexpr (D == 3) {
+          if (!flip) {  // momentum + Δt force in one set of components, 4 lanes per node
+            K::splat_mass_momentum(window, ex, ey, s, mp, mv + dt * fb, B + D * D * p, mp * d_inverse, tau_p,
+                                   dt);
+            continue;
+          }
+        }
+        const Mat affine = (mp * d_inverse) * Mat(MatMap(const_cast<Real*>(B) + D * D * p));
+        const Mat tau = MatMap(const_cast<Real*>(tau_p));
         Vec e[D][N];
         if (!flip) {  // momentum + Δt force in one set of components
           for (int a = 0; a < D; ++a)
             for (int i = 0; i < N; ++i) e[a][i] = s.wo[a][i] * affine.col(a) - (dt * s.dw[a][i]) * tau.col(a);
-          if constexpr (D == 3)
-            K::splat_mass_momentum(window, ex, ey, s, mp, mv + dt * fb, e);
-          else
-            K::splat(window, c, ex, ey, s, mv + dt * fb, e, 1, &mp);
+          K::splat(window, c, ex, ey, s, mv + dt * fb, e, 1, &mp);
         } else {  // momentum and force apart: FLIP's velocity increment (spec §6.4), the midpoint rule's vⁿ
           Vec force[D][N];  // the momentum keeps APIC's affine part (zero for FLIP and PIC)
           for (int a = 0; a < D; ++a)
