@@ -212,7 +212,7 @@ class Transfers {
         const Vec x_new = VecMap(x + D * p) + dt * v_move;  // spec §9.2 step 13
         // A sum is finite only if every term is (one test per particle; which one failed is
         // looked up only for a particle that fails).
-        const Real probe = x_new.sum() + v_new.sum() + B_new.sum() + Fp.sum() + jp;
+        const Real probe = (x_new.sum() + v_new.sum()) + (B_new.sum() + Fp.sum()) + jp;
         const int field = !std::isfinite(probe) ? non_finite_field(x_new, v_new, B_new, Fp, jp)
                           : ((x_new - origin).cwiseAbs().array() > reach).any() ? 6
                           : (dt * v_move).squaredNorm() > max_move2             ? 7
