@@ -21,8 +21,9 @@ struct BlockGeometry {
 
   int block_extent(int axis) const { return axis < dimension ? block : 1; }
   int nodes_per_block() const { return dimension == 3 ? block * block * block : block * block; }
+  Real cells_from_origin(const Real* x, int axis) const { return (x[axis] - origin[axis]) / dx; }
   std::int64_t cell(const Real* x, int axis) const {
-    return static_cast<std::int64_t>(std::floor((x[axis] - origin[axis]) / dx));
+    return static_cast<std::int64_t>(std::floor(cells_from_origin(x, axis)));
   }
   BlockCoord block_of(const Real* x) const {
     BlockCoord c{0, 0, 0};
@@ -34,7 +35,18 @@ struct BlockGeometry {
   bool addressable(const Real* x) const {
     const Real reach = Real(kBlockCoordMax) * block;  // in cells
     for (int a = 0; a < dimension; ++a)
-      if (!(std::abs((x[a] - origin[a]) / dx) < reach)) return false;  // NaN fails too
+      if (!(std::abs(cells_from_origin(x, a)) < reach)) return false;  // NaN fails too
+    return true;
+  }
+  // addressable(x), and if so x's cell on each axis into cells[0..dimension): one division per axis
+  // for both.
+  bool addressable_cells(const Real* x, std::int64_t* cells) const {
+    const Real reach = Real(kBlockCoordMax) * block;
+    for (int a = 0; a < dimension; ++a) {
+      const Real t = cells_from_origin(x, a);
+      if (!(std::abs(t) < reach)) return false;
+      cells[a] = static_cast<std::int64_t>(std::floor(t));
+    }
     return true;
   }
 };

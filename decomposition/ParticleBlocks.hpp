@@ -19,13 +19,12 @@ struct ParticleBlocks {
 };
 
 // Sorts particles by (block key, id) and returns the blocks. Keeps its buffers between calls, so
-// sorting every step allocates nothing once the particle count is steady. With `keep`, particle p
-// < keep.size() is dropped where keep[p] is false, in the same pass that reorders the rest (a
-// migration that sent particles away moves every field once, not twice).
+// sorting every step allocates nothing once the particle count is steady.
 class BlockSort {
  public:
-  ParticleBlocks operator()(ParticleSet& particles, const BlockGeometry& geometry,
-                            const std::vector<bool>* keep = nullptr);
+  ParticleBlocks operator()(ParticleSet& particles, const BlockGeometry& geometry);
+  // With the block key of every particle already known: key[p] for particle p.
+  ParticleBlocks operator()(ParticleSet& particles, const std::vector<BlockKey>& key);
 
  private:
   std::vector<BlockKey> key_;

@@ -1,6 +1,7 @@
 #include "decomposition/ParticleSet.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -161,7 +162,14 @@ void ParticleField::unpack(std::size_t particle, const unsigned char* in) {
   std::memcpy(static_cast<unsigned char*>(raw()) + particle * bytes, in, bytes);
 }
 
-ParticleSet::ParticleSet(int dimension) : dimension_(dimension) {
+namespace {
+std::uint64_t new_layout() {
+  static std::atomic<std::uint64_t> last{0};
+  return ++last;
+}
+}  // namespace
+
+ParticleSet::ParticleSet(int dimension) : dimension_(dimension), layout_(new_layout()) {
   if (dimension != 2 && dimension != 3) throw Error("particle set dimension must be 2 or 3");
   add_field("id", FieldType::UInt64, 1);
   add_field("position", FieldType::Real, dimension);
@@ -198,6 +206,7 @@ const ParticleField& ParticleSet::field(const std::string& name) const {
 void ParticleSet::resize(std::size_t particles) {
   for (auto& f : fields_) f.resize(particles);
   size_ = particles;
+  layout_ = new_layout();
 }
 
 void ParticleSet::reserve(std::size_t particles) {
@@ -213,6 +222,7 @@ std::size_t ParticleSet::capacity() const {
 void ParticleSet::reorder(const std::vector<std::size_t>& order) {
   for (auto& f : fields_) f.reorder(order, scratch_);
   size_ = order.size();
+  layout_ = new_layout();
 }
 
 void ParticleSet::compact(const std::vector<bool>& keep) {
@@ -221,6 +231,42 @@ void ParticleSet::compact(const std::vector<bool>& keep) {
   if (kept == size_) return;
   for (auto& f : fields_) f.compact(keep);
   size_ = kept;
+  layout_ = new_layout();
+}
+
+// A stretch moved left overwrites only particles left of its source, which have moved already when
+// the left moves go first to last; one moved right, only particles right of it: the right moves go
+// last to first.
+void ParticleSet::rearrange(const std::vector<Move>& moves, const std::vector<Placement>& placements,
+                            std::size_t new_size) {
+  if (new_size > size_) resize(new_size);
+  std::size_t copies = 0;
+  for (const Placement& p : placements) copies += p.record == nullptr;
+  std::size_t offset = 0;  // of the field in a packed record
+  for (auto& f : fields_) {
+    auto* data = static_cast<unsigned char*>(f.raw());
+    const std::size_t bytes = f.bytes_per_particle();
+    scratch_.resize(copies * bytes);
+    unsigned char* copy = scratch_.data();
+    for (const Placement& p : placements) {
+      if (p.record) continue;
+      std::memcpy(copy, data + p.from * bytes, bytes);
+      copy += bytes;
+    }
+    for (const Move& m : moves)
+      if (m.to < m.from) std::memmove(data + m.to * bytes, data + m.from * bytes, m.count * bytes);
+    for (auto m = moves.rbegin(); m != moves.rend(); ++m)
+      if (m->to > m->from) std::memmove(data + m->to * bytes, data + m->from * bytes, m->count * bytes);
+    copy = scratch_.data();
+    for (const Placement& p : placements) {
+      const unsigned char* from = p.record ? p.record + offset : copy;
+      std::memcpy(data + p.to * bytes, from, bytes);
+      if (!p.record) copy += bytes;
+    }
+    offset += bytes;
+  }
+  if (new_size < size_) resize(new_size);
+  layout_ = new_layout();
 }
 
 std::size_t ParticleSet::bytes_per_particle() const {
@@ -256,6 +302,7 @@ void ParticleSet::unpack_append(const unsigned char* in, std::size_t count) {
 
 void ParticleSet::unpack_over(const unsigned char* in, const std::size_t* indices, std::size_t count) {
   for (std::size_t n = 0; n < count; ++n) in = unpack_one(indices[n], in);
+  if (count > 0) layout_ = new_layout();
 }
 
 ParticleSet ParticleSet::empty_like() const {

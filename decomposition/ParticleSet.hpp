@@ -61,6 +61,10 @@ class ParticleSet {
 
   int dimension() const { return dimension_; }
   std::size_t size() const { return size_; }
+  // Changes with every call below that adds, removes or reorders particles, to a value no set has
+  // had before (a copy shares it), so an order computed for the set is known to still hold while
+  // it is unchanged. Writing ids or positions through the pointers does not change it.
+  std::uint64_t layout() const { return layout_; }
 
   // Registers a field (zero-filled), or returns the existing one if name, type and components
   // match; a clash is an error.
@@ -93,6 +97,21 @@ class ParticleSet {
   void reorder(const std::vector<std::size_t>& order);
   // Keeps the particles whose keep[i] is true, in order.
   void compact(const std::vector<bool>& keep);
+  // Particles [from, from + count) to [to, to + count).
+  struct Move {
+    std::size_t from, to, count;
+  };
+  // A particle written into slot `to`: a copy of particle `from` as it was before the moves, or,
+  // where record is not null, the particle packed there by pack().
+  struct Placement {
+    std::size_t to, from;
+    const unsigned char* record;
+  };
+  // Applies the moves (sorted by source, none overlapping another's destination), then writes the
+  // placements into the slots the moves left, and ends with new_size particles. Field by field, so
+  // the particles placed from this set wait in the reorder buffer, one field at a time.
+  void rearrange(const std::vector<Move>& moves, const std::vector<Placement>& placements,
+                 std::size_t new_size);
 
   std::size_t bytes_per_particle() const;
   // Appends the packed bytes of the given particles (all fields, registration order) to out.
@@ -110,6 +129,7 @@ class ParticleSet {
 
   int dimension_;
   std::size_t size_ = 0;
+  std::uint64_t layout_;
   std::vector<ParticleField> fields_;
   // Reorder buffer for one field at a time: memory is touched once and reused every step.
   std::vector<unsigned char> scratch_;
