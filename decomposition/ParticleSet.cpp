@@ -96,48 +96,24 @@ std::size_t ParticleField::capacity() const {
   return std::visit([&](const auto& v) { return v.capacity() / components_; }, storage_);
 }
 
-namespace {
-
-// out[i] = in[order[i]] for particles of C components of T; C known at compile time for the
-// common sizes, so the copy is a few moves rather than a memcpy call per particle.
-template <class T, int C>
-void gather(T* out, const T* in, const std::vector<std::size_t>& order) {
-  for (std::size_t i = 0; i < order.size(); ++i)
-    for (int c = 0; c < C; ++c) out[C * i + c] = in[C * order[i] + c];
-}
-
-template <class T>
-void gather(T* out, const T* in, const std::vector<std::size_t>& order, int components) {
-  switch (components) {
-    case 1:
-      return gather<T, 1>(out, in, order);
-    case 2:
-      return gather<T, 2>(out, in, order);
-    case 3:
-      return gather<T, 3>(out, in, order);
-    case 4:
-      return gather<T, 4>(out, in, order);
-    case 9:
-      return gather<T, 9>(out, in, order);
-    default:
-      for (std::size_t i = 0; i < order.size(); ++i)
-        std::memcpy(out + components * i, in + components * order[i], components * sizeof(T));
-  }
-}
-
-}  // namespace
-
+// One component at a time through a scratch of one value per particle: the scratch is 8 bytes per
+// particle instead of the field's own size (72 for a 3×3 matrix), which is what sets the peak
+// memory of a redistribution; a many-component field is read once per component in exchange.
 void ParticleField::reorder(const std::vector<std::size_t>& order, std::vector<unsigned char>& scratch) {
-  const std::size_t bytes = bytes_per_particle();
-  scratch.resize(order.size() * bytes);
+  const std::size_t n = order.size();
+  const std::size_t C = static_cast<std::size_t>(components_);
   std::visit(
       [&](auto& values) {
         using T = typename std::decay_t<decltype(values)>::value_type;
-        gather(reinterpret_cast<T*>(scratch.data()), values.data(), order, components_);
+        scratch.resize(n * sizeof(T));
+        T* column = reinterpret_cast<T*>(scratch.data());
+        for (std::size_t c = 0; c < C; ++c) {
+          for (std::size_t i = 0; i < n; ++i) column[i] = values[C * order[i] + c];
+          for (std::size_t i = 0; i < n; ++i) values[C * i + c] = column[i];
+        }
       },
       storage_);
-  resize(order.size());
-  if (!order.empty()) std::memcpy(raw(), scratch.data(), order.size() * bytes);
+  resize(n);
 }
 
 void ParticleField::compact(const std::vector<bool>& keep) {

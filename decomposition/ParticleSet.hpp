@@ -40,7 +40,8 @@ class ParticleField {
   // Particles the storage holds without reallocating.
   std::size_t capacity() const;
   // new[i] = old[order[i]] for i < order.size(); the field ends with order.size() particles.
-  // scratch is reused between calls, so a steady state allocates nothing.
+  // scratch (one value per particle: a component at a time) is reused between calls, so a steady
+  // state allocates nothing.
   void reorder(const std::vector<std::size_t>& order, std::vector<unsigned char>& scratch);
   // Keeps the particles whose keep[i] is true, in order, moving them down in place.
   void compact(const std::vector<bool>& keep);

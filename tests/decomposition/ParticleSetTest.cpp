@@ -151,6 +151,24 @@ TEST(ParticleSet, ReorderMovesEveryField) {
   EXPECT_EQ(ps.field("velocity").components(), 3);
 }
 
+// A redistribution's peak memory: the scratch of a reorder holds one value per particle, not a
+// whole particle's field (a 3×3 matrix is 72 bytes; the old gather-and-copy-back held all of it).
+TEST(ParticleSet, ReorderOfAMatrixFieldNeedsOneValuePerParticleOfScratch) {
+  ParticleField F("F", FieldType::Real, 9);
+  const std::size_t n = 1000;
+  F.resize(n);
+  Real* values = F.data<Real>();
+  for (std::size_t i = 0; i < 9 * n; ++i) values[i] = Real(i);
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = (i * 389) % n;  // a permutation (389 is prime)
+  std::vector<unsigned char> scratch;
+  F.reorder(order, scratch);
+  EXPECT_LE(scratch.size(), n * sizeof(Real));
+  const Real* moved = F.data<Real>();
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t c = 0; c < 9; ++c) ASSERT_EQ(moved[9 * i + c], Real(9 * order[i] + c)) << i << " " << c;
+}
+
 TEST(ParticleSet, CompactKeepsTheChosenParticlesInOrder) {
   const ParticleSet original = make_set(6);
   ParticleSet ps = original;
