@@ -245,6 +245,17 @@ Mat<D> polar_rotation(const Mat<D>& F) {
   return svd.U * svd.V.transpose();
 }
 
+// In 2D, R = U Vᵀ is the rotation by θ that maximises tr(Rᵀ F) (with σ_2 < 0 for inverted F,
+// as polar_svd gives it): cos θ ∝ F₀₀ + F₁₁, sin θ ∝ F₁₀ − F₀₁, in closed form; I when both are 0.
+template <>
+inline Mat<2> polar_rotation<2>(const Mat<2>& F) {
+  const Real c = F(0, 0) + F(1, 1), s = F(1, 0) - F(0, 1), norm = std::hypot(c, s);
+  Mat<2> R;
+  if (norm == 0) return Mat<2>::Identity();
+  R << c / norm, -s / norm, s / norm, c / norm;
+  return R;
+}
+
 // In 3D, for det F > 0 (the usual case), R is the limit of Higham's scaled Newton iteration
 // X ← ½(γX + γ⁻¹X⁻ᵀ), γ = (‖X⁻¹‖/‖X‖)^½ (Higham 1986), which converges quadratically: about
 // four iterations and no SVD. It stops one iteration after the update fell below 1e-6 (the error
