@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/ReproducibleSum.hpp"
+#include "methods/ImplicitNewton.hpp"
 #include "solvers/PetscCall.hpp"
 
 namespace nendo {
@@ -281,12 +282,7 @@ void FemBackwardEuler::finish(const Real* v) {
 // One backward Euler step: Newton on FemBackwardEuler's potential, then the colliders.
 void HierarchicalFem::solve_implicit(Space& space, Real t, Real dt) {
   if (!newton_) {
-    NewtonSettings newton;
-    newton.operator_type = scene_.implicit.operator_type;
-    newton.rtol = scene_.implicit.newton_tol;
-    newton.atol = scene_.implicit.newton_atol;
-    newton.max_iterations = scene_.implicit.max_newton;
-    newton.monitor = scene_.implicit.monitor;
+    const NewtonSettings newton = newton_settings(scene_.implicit);
     newton_ = std::make_unique<NewtonSolver>(space.comm(), newton);
     if (space.rank() == 0)
       std::printf("nendo: fem backward Euler, %s operator, KSP %s\n", newton.operator_type.c_str(),

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/StageClock.hpp"
+#include "methods/ImplicitNewton.hpp"
 #include "methods/mpm/ImplicitSystem.hpp"
 #include "methods/mpm/MpmModel.hpp"
 #include "methods/mpm/Transfers.hpp"
@@ -35,7 +36,7 @@ class ImplicitStep {
     step_ = step;
     stats_ = SolverStats{};
     if (!newton_) {
-      newton_ = std::make_unique<NewtonSolver>(space.comm(), newton_settings());
+      newton_ = std::make_unique<NewtonSolver>(space.comm(), newton_settings(model_.implicit_settings));
       if (space.rank() == 0)
         std::printf("nendo: implicit %s, %s operator, KSP %s\n", model_.implicit_settings.scheme.c_str(),
                     model_.implicit_settings.operator_type.c_str(), newton_->ksp_description().c_str());
@@ -46,16 +47,6 @@ class ImplicitStep {
   const SolverStats& stats() const { return stats_; }
 
  private:
-  NewtonSettings newton_settings() const {
-    NewtonSettings newton;
-    newton.operator_type = model_.implicit_settings.operator_type;
-    newton.rtol = model_.implicit_settings.newton_tol;
-    newton.atol = model_.implicit_settings.newton_atol;
-    newton.max_iterations = model_.implicit_settings.max_newton;
-    newton.monitor = model_.implicit_settings.monitor;
-    return newton;
-  }
-
   // One implicit step (spec §10.10): P2G of mass and momentum (and the lagged viscous stress),
   // the predictor v* = vⁿ + Δt g, Newton on E(v) with the colliders as constraints, the separate
   // colliders again on the solution, then G2P as in the explicit step. A solve that fails is retried as

@@ -23,12 +23,12 @@ namespace nendo {
 
 template <int D, class Kernel>
 class Transfers {
-  static constexpr int N = Kernel::kNodes;
-  using Mat = Eigen::Matrix<Real, D, D>;
-  using Vec = Eigen::Matrix<Real, D, 1>;
-  using MatMap = Eigen::Map<Eigen::Matrix<Real, D, D, Eigen::RowMajor>>;
-  using VecMap = Eigen::Map<Vec>;
-  using K = GridKernels<D, Kernel>;
+  using K = GridKernels<D, Kernel>;  // the stencil, scatter and gather pieces, and their types
+  static constexpr int N = K::N;
+  using Mat = typename K::Mat;
+  using Vec = typename K::Vec;
+  using MatMap = typename K::MatMap;
+  using VecMap = typename K::VecMap;
   using Stencil = typename K::Stencil;
   using Model = MpmModel<D>;
 

@@ -47,18 +47,29 @@ struct FixedCorotated {
   // batched polar decomposition, kPolarBatch particles at a time.
   template <int D>
   void kirchhoff_batch(const Real* F, const Real* /*Jp*/, std::size_t count, Real* tau) const {
+    kirchhoff_batch_with<D>(F, count, tau, [&](std::size_t) { return Lame{mu, lambda}; });
+  }
+
+  // The same with particle p's Lamé parameters lame(p) (snow hardens them by J_P).
+  template <int D, class LameOf>
+  static void kirchhoff_batch_with(const Real* F, std::size_t count, Real* tau, LameOf&& lame) {
     using RowMat = Eigen::Matrix<Real, D, D, Eigen::RowMajor>;
     if constexpr (D == 3) {
       Real R[9 * kPolarBatch];
       for (std::size_t first = 0; first < count; first += kPolarBatch) {
         const int batch = static_cast<int>(std::min<std::size_t>(kPolarBatch, count - first));
         polar_rotation_batch(F + 9 * first, R, batch);
-        for (int l = 0; l < batch; ++l)
-          kirchhoff_from_rotation(F + 9 * (first + l), R + 9 * l, mu, lambda, tau + 9 * (first + l));
+        for (int l = 0; l < batch; ++l) {
+          const Lame m = lame(first + l);
+          kirchhoff_from_rotation(F + 9 * (first + l), R + 9 * l, m.mu, m.lambda, tau + 9 * (first + l));
+        }
       }
     } else {
-      for (std::size_t p = 0; p < count; ++p)
-        Eigen::Map<RowMat>(tau + D * D * p) = kirchhoff<D>(Eigen::Map<const RowMat>(F + D * D * p), 0);
+      for (std::size_t p = 0; p < count; ++p) {
+        const Lame m = lame(p);
+        Eigen::Map<RowMat>(tau + D * D * p) =
+            kirchhoff_stress<D>(Eigen::Map<const RowMat>(F + D * D * p), m.mu, m.lambda);
+      }
     }
   }
 

@@ -70,26 +70,13 @@ struct Snow {
     const Real h = hardening_factor(Jp);
     return FixedCorotated::kirchhoff_stress<D>(F, h * mu0, h * lambda0);
   }
-  // kirchhoff<D> for count particles with their hardened μ, λ: in 3D the rotations come from the
-  // batched polar decomposition, as for fixed corotated.
+  // kirchhoff<D> for count particles with their hardened μ, λ (3D: the batched polar decomposition).
   template <int D>
   void kirchhoff_batch(const Real* F, const Real* Jp, std::size_t count, Real* tau) const {
-    using RowMat = Eigen::Matrix<Real, D, D, Eigen::RowMajor>;
-    if constexpr (D == 3) {
-      Real R[9 * kPolarBatch];
-      for (std::size_t first = 0; first < count; first += kPolarBatch) {
-        const int batch = static_cast<int>(std::min<std::size_t>(kPolarBatch, count - first));
-        polar_rotation_batch(F + 9 * first, R, batch);
-        for (int l = 0; l < batch; ++l) {
-          const Real h = hardening_factor(Jp[first + l]);
-          FixedCorotated::kirchhoff_from_rotation(F + 9 * (first + l), R + 9 * l, h * mu0, h * lambda0,
-                                                  tau + 9 * (first + l));
-        }
-      }
-    } else {
-      for (std::size_t p = 0; p < count; ++p)
-        Eigen::Map<RowMat>(tau + D * D * p) = kirchhoff<D>(Eigen::Map<const RowMat>(F + D * D * p), Jp[p]);
-    }
+    FixedCorotated::kirchhoff_batch_with<D>(F, count, tau, [&](std::size_t p) {
+      const Real h = hardening_factor(Jp[p]);
+      return Lame{h * mu0, h * lambda0};
+    });
   }
   // ∂P/∂F at fixed J_P: the fixed-corotated one with the hardened μ, λ.
   template <int D>
