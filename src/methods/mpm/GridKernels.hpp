@@ -157,8 +157,8 @@ struct GridKernels {
         l2 += (s.w[1][j] * s.dw[2][k]) * Sw;
       }
     v = sv.template head<3>();
-    B << b0.template head<3>(), b1.template head<3>(), b2.template head<3>();
-    L << l0.template head<3>(), l1.template head<3>(), l2.template head<3>();
+    B.col(0) = b0.template head<3>(), B.col(1) = b1.template head<3>(), B.col(2) = b2.template head<3>();
+    L.col(0) = l0.template head<3>(), L.col(1) = l1.template head<3>(), L.col(2) = l2.template head<3>();
   }
 
   // Σ_i w_ip u_i of the D components at `first` of a window field with c components per node.

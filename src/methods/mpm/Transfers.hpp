@@ -172,7 +172,10 @@ class Transfers {
     const int cv = model_.velocity_components();
     const int ex = ghost.window_extent(0), ey = ghost.window_extent(1);
     const std::size_t wn = static_cast<std::size_t>(ghost.window_nodes()) * cv;
-    const bool flip = model_.transfer == Transfer::Flip;
+    // The scheme, read once: per particle the compiler would reload it after every store.
+    const bool flip = model_.transfer == Transfer::Flip, apic = model_.transfer == Transfer::Apic;
+    const bool midpoint = model_.midpoint, plastic = model_.plastic;
+    const Real flip_ratio = model_.flip_ratio;
     ParticleId bad_id = std::numeric_limits<ParticleId>::max();
     int bad_field = 0;
     Real* viscous = ps.has_field("tau_viscous") ? ps.real("tau_viscous") : nullptr;
@@ -194,21 +197,20 @@ class Transfers {
           if (cv == 3) K::gather_velocity(window, ex, ey, s, v_pic, B_new, L), gathered = true;
         if (!gathered) gather_velocity(window, cv, ex, ey, s, flip, v_pic, v_old, B_new, L);
         Vec v_move = v_pic;
-        if (model_.midpoint) {  // the midpoint velocity moves the particles and updates F
+        if (midpoint) {  // the midpoint velocity moves the particles and updates F
           L = K::gradient(window, cv, ex, ey, s, 2 * D);
           v_move = K::interpolate(window, cv, ex, ey, s, 2 * D);
         }
         const Vec v_change = v_pic - v_old;
         Mat Fp = (Mat::Identity() + dt * L) * Mat(MatMap(F + D * D * p));  // spec §7.2
         Real jp = f.Jp(p);
-        if (model_.plastic)
+        if (plastic)
           std::visit([&](const auto& m) { m.template project<D>(Fp, jp); },
                      model_.materials[f.material(p)]);  // §3.2
         Vec v_new = v_pic;
-        if (model_.transfer == Transfer::Flip)
-          v_new = (1 - model_.flip_ratio) * v_pic +
-                  model_.flip_ratio * (VecMap(v + D * p) + v_change);  // spec §6.4
-        if (model_.transfer != Transfer::Apic) B_new.setZero();
+        if (flip)
+          v_new = (1 - flip_ratio) * v_pic + flip_ratio * (VecMap(v + D * p) + v_change);  // spec §6.4
+        if (!apic) B_new.setZero();
         const Vec x_new = VecMap(x + D * p) + dt * v_move;  // spec §9.2 step 13
         // A sum is finite only if every term is (one test per particle; which one failed is
         // looked up only for a particle that fails).
