@@ -81,8 +81,9 @@ build_sanitized() {
 # scene of each method on 2 ranks.
 sanitized_tests() {
   echo "== the sanitizer suite under ASan + UBSan"
+  # `timed` runs this after `||`, where `set -e` does not act: every failure returns by hand.
   ctest --test-dir "$SANITIZED_DIR" -L "sanitizer_suite${1:+|sanitizer_methods}" --output-on-failure -j "$JOBS" \
-    --timeout 1200
+    --timeout 1200 || return 1
   local out scene
   out=$(mktemp -d)
   for scene in jobs/scenes/mpm/jelly-drop-2d.yaml jobs/scenes/mpm/stiff-drop-implicit.yaml \
@@ -100,8 +101,8 @@ sanitized_tests() {
 check_without_catalyst() {
   local nendo=$SANITIZED_DIR/src/app/nendo out
   out=$(mktemp -d)
-  mpirun -np 2 "$nendo" run jobs/scenes/mpm/jelly-drop-2d.yaml --steps 20 --output "$out/run"
-  test -f "$out/run/particles_000001.h5"
+  mpirun -np 2 "$nendo" run jobs/scenes/mpm/jelly-drop-2d.yaml --steps 20 --output "$out/run" || return 1
+  test -f "$out/run/particles_000001.h5" || return 1
   local code=0
   mpirun -np 2 "$nendo" run jobs/scenes/mpm/jelly-drop-2d.yaml --steps 20 --output "$out/refused" \
     --catalyst jobs/catalyst/extracts.py >"$out/log" 2>&1 || code=$?
