@@ -26,13 +26,7 @@ class MpmMethod final : public Method {
   using Model = MpmModel<D>;
 
  public:
-  explicit MpmMethod(const Scene& scene)
-      : model_(scene),
-        viscous_(std::any_of(scene.materials.begin(), scene.materials.end(),
-                             [](const auto& m) {
-                               return m.second.model == Fluid::kName && m.second.params.at("viscosity") > 0;
-                             })),
-        transfers_(model_) {
+  explicit MpmMethod(const Scene& scene) : model_(scene), transfers_(model_) {
     if (model_.implicit) implicit_ = std::make_unique<ImplicitStep<D, Kernel>>(model_, transfers_);
   }
 
@@ -44,7 +38,7 @@ class MpmMethod final : public Method {
     if (model_.materials.size() > 1) particles.add_field("material", FieldType::Int32, 1);
     if (model_.plastic) particles.add_field("Jp", FieldType::Real, 1);
     // Viscous Kirchhoff stress J η (L + Lᵀ) from the last velocity gradient: only with a viscous fluid.
-    if (viscous_) particles.add_field("tau_viscous", FieldType::Real, D * D);
+    if (model_.viscous) particles.add_field("tau_viscous", FieldType::Real, D * D);
   }
 
   void advance(Space& space, Real t, Real dt) override {
@@ -162,7 +156,6 @@ class MpmMethod final : public Method {
   }
 
   Model model_;
-  bool viscous_;
   Transfers<D, Kernel> transfers_;
   std::unique_ptr<ImplicitStep<D, Kernel>> implicit_;
   long step_ = 0;

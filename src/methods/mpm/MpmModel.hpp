@@ -44,6 +44,7 @@ struct MpmModel {
       materials.push_back(make_mpm_material(settings));
       density.push_back(settings.params.at("density"));
       plastic = plastic || std::visit([](const auto& m) { return m.kPlastic; }, materials.back());
+      viscous = viscous || (settings.model == Fluid::kName && settings.params.at("viscosity") > 0);
     }
   }
 
@@ -80,6 +81,7 @@ struct MpmModel {
   std::vector<MpmMaterial> materials;
   std::vector<Real> density;
   bool plastic = false;  // a material projects F after the update (spec §3.2)
+  bool viscous = false;  // a fluid with a viscous rate term (particles carry tau_viscous)
   bool implicit;
   bool midpoint;  // implicit.scheme: midpoint
   ImplicitSettings implicit_settings;

@@ -112,6 +112,8 @@ class Transfers {
     // Optional external acceleration per particle (manufactured solutions, tests): b_p adds
     // m_p b_p w_ip to f_i (spec §8 eq. (189) with a body force).
     const Real* body = ps.has_field("body_force") ? ps.real("body_force") : nullptr;
+    const Real* F = model_.implicit ? nullptr : ps.real("F");  // the implicit step's stress is viscous only
+    const Real* viscous = ps.has_field("tau_viscous") ? ps.real("tau_viscous") : nullptr;
     const int c = model_.grid_components();
     const int ex = ghost.window_extent(0), ey = ghost.window_extent(1);
     const std::size_t wn = static_cast<std::size_t>(ghost.window_nodes()) * c;
@@ -123,7 +125,7 @@ class Transfers {
       const BlockCoord cb = decode_block_key(blocks.keys[b]);
       Real* window = windows_.data() + b * wn;
       const std::size_t begin = blocks.begin(b);
-      const Real* stress = block_stress(ps, begin, blocks.end(b), !model_.implicit);
+      const Real* stress = block_stress(f, F, viscous, begin, blocks.end(b));
       for (std::size_t p = begin; p < blocks.end(b); ++p) {
         const Stencil s = K::stencil(g, cb, x + D * p);
         const Real mp = f.mass(p);
@@ -239,30 +241,27 @@ class Transfers {
  private:
   // τ_p V_p⁰ of particles [begin, end) (one block) into block_stress_, in registers' reach: by
   // runs of consecutive particles of one material, so that the material is chosen once per run
-  // and may work on a batch (kirchhoff_batch, Materials.hpp). elastic false: the implicit step's
-  // only explicit stress, a viscous fluid's rate term from the last step (spec §10.10).
-  const Real* block_stress(const ParticleSet& ps, std::size_t begin, std::size_t end, bool elastic) {
-    const typename Model::Fields f = model_.fields(ps);
+  // and may work on a batch (kirchhoff_batch, Materials.hpp). Without F, only a viscous fluid's
+  // rate term from the last step (the implicit step's one explicit stress, spec §10.10).
+  const Real* block_stress(const typename Model::Fields& f, const Real* F, const Real* viscous,
+                           std::size_t begin, std::size_t end) {
     const std::size_t n = end - begin;
     block_stress_.resize(n * D * D);
     Real* tau = block_stress_.data();
-    if (elastic) {
-      const Real* F = ps.real("F") + D * D * begin;
+    if (F) {
       if (!f.plastic_ratio && ones_.size() < n) ones_.resize(n, 1.0);
       const Real* Jp = f.plastic_ratio ? f.plastic_ratio + begin : ones_.data();
       for (std::size_t run = 0, next = 0; run < n; run = next) {
         next = f.material_index ? run + 1 : n;
         while (next < n && f.material(begin + next) == f.material(begin + run)) ++next;
-        std::visit([&](const auto& m) { kirchhoff_run<D>(m, F, Jp, run, next, tau); },
+        std::visit([&](const auto& m) { kirchhoff_run<D>(m, F + D * D * begin, Jp, run, next, tau); },
                    model_.materials[f.material(begin + run)]);
       }
     } else {
       std::fill(block_stress_.begin(), block_stress_.end(), 0.0);
     }
-    if (ps.has_field("tau_viscous")) {  // rate term of viscous fluids, from the last step's L
-      const Real* viscous = ps.real("tau_viscous") + D * D * begin;
-      for (std::size_t q = 0; q < n * D * D; ++q) tau[q] += viscous[q];
-    }
+    if (viscous)  // rate term of viscous fluids, from the last step's L
+      for (std::size_t q = 0; q < n * D * D; ++q) tau[q] += viscous[D * D * begin + q];
     for (std::size_t q = 0; q < n; ++q) MatMap(tau + D * D * q) *= f.V0[begin + q];
     return tau;
   }
