@@ -13,6 +13,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <utility>
@@ -296,14 +297,24 @@ inline Mat<3> polar_rotation<3>(const Mat<3>& F) {
 // Matrices the iteration does not take (det F ≤ 0, no convergence) go through the SVD.
 constexpr int kPolarBatch = 16;
 
-inline void polar_rotation_batch(const Real* F, Real* R, int count) {
+namespace svd_detail {
+
+template <int D>
+using Lanes = Real[D * D][kPolarBatch];  // entry e of lane l's matrix at [e][l]
+
+// Up to kPolarBatch row-major d×d matrices into lanes; the lanes beyond count hold the identity.
+template <int D>
+inline void load_lanes(const Real* F, int count, Lanes<D>& x) {
+  for (int l = 0; l < kPolarBatch; ++l)
+    for (int e = 0; e < D * D; ++e) x[e][l] = l < count ? F[D * D * l + e] : (e % (D + 1) == 0 ? 1.0 : 0.0);
+}
+
+// polar_rotation<3>'s Newton iteration on every lane: x holds F in, R out where state = 2
+// (converged); state = 3 where the iteration does not apply (det F ≤ 0, nearly singular, NaN)
+// and below 2 where it did not converge.
+inline void newton_polar_lanes(Lanes<3>& x, Real (&state)[kPolarBatch]) {
   constexpr int W = kPolarBatch, kMaxIterations = 12;
-  Real x[9][W];
-  Real state[W];  // 0: iterating, 1: one more iteration, 2: done, 3: needs the SVD (Real: selects vectorise)
-  for (int l = 0; l < W; ++l) {
-    for (int e = 0; e < 9; ++e) x[e][l] = l < count ? F[9 * l + e] : (e % 4 == 0 ? 1.0 : 0.0);
-    state[l] = 0;
-  }
+  for (int l = 0; l < W; ++l) state[l] = 0;  // 0: iterating, 1: one more iteration (Real: selects vectorise)
   for (int iteration = 0; iteration < kMaxIterations; ++iteration) {
     int active = 0;
     for (int l = 0; l < W; ++l) active += state[l] < 2 ? 1 : 0;
@@ -346,12 +357,223 @@ inline void polar_rotation_batch(const Real* F, Real* R, int count) {
       state[l] = st >= 2 ? st : after;
     }
   }
+}
+
+}  // namespace svd_detail
+
+inline void polar_rotation_batch(const Real* F, Real* R, int count) {
+  Real x[9][kPolarBatch], state[kPolarBatch];
+  svd_detail::load_lanes<3>(F, count, x);
+  svd_detail::newton_polar_lanes(x, state);
   for (int l = 0; l < count; ++l) {
     if (state[l] == 2) {
       for (int e = 0; e < 9; ++e) R[9 * l + e] = x[e][l];
     } else {
       Eigen::Map<Eigen::Matrix<Real, 3, 3, Eigen::RowMajor>>(R + 9 * l) =
           polar_rotation<3>(Eigen::Map<const Eigen::Matrix<Real, 3, 3, Eigen::RowMajor>>(F + 9 * l));
+    }
+  }
+}
+
+namespace svd_detail {
+
+// Entry (i, j) of a symmetric 3×3 matrix held as its 6 distinct entries: the diagonal, then
+// (0, 1), (0, 2), (1, 2).
+constexpr int sym(int i, int j) { return i == j ? i : 2 + i + j; }
+
+// One Jacobi rotation of every lane's symmetric s in the (p, q) plane, zeroing s_pq, accumulated
+// into v's columns p, q (Numerical Recipes §11.1: t = tan θ, |θ| ≤ π/4, in the form without
+// cancellation, t = ±2 s_pq/h with h = |d| + r, d = s_qq − s_pp, r = ‖(d, 2 s_pq)‖). Since
+// h² + 4 s_pq² = 2rh, cos θ = h/√(2rh) and sin θ = ±2 s_pq/√(2rh): two square roots and one
+// division, the cost of a rotation. s_pq = 0 gives the exact identity. Lanes marked done keep
+// their values.
+template <int p, int q>
+inline void jacobi_rotation_lanes(Real (&s)[6][kPolarBatch], Lanes<3>& v, const Real (&done)[kPolarBatch]) {
+  constexpr int r = 3 - p - q, pq = sym(p, q), rp = sym(r, p), rq = sym(r, q);
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC ivdep
+#endif
+  for (int l = 0; l < kPolarBatch; ++l) {
+    const Real a = s[pq][l], d = s[q][l] - s[p][l];
+    const Real c2a = d < 0 ? -2 * a : 2 * a;
+    const Real r = std::sqrt(d * d + 4 * a * a), h = std::abs(d) + r, m2 = 2 * r * h;
+    // Else exactly c = 1, sin θ = t = 0 (h/√(2rh) would be 1 ± ε). The bound keeps m2 a normal
+    // number, whose cos θ, sin θ are orthonormal to round-off; it skips only |s_pq| < 1e-140,
+    // negligible here: the Newton iteration takes no F with σ_1 below about 1e-100.
+    const bool rotate = a != 0 && m2 > 1e-280;
+    const Real inverse = rotate ? 1 / std::sqrt(m2) : 0.0;
+    const Real c = rotate ? h * inverse : 1.0, sn = c2a * inverse;
+    const Real t = (2 * r * inverse) * sn;  // 1/h = 2r/m²
+    const bool keep = done[l] != 0;
+    const Real spp = s[p][l] - t * a, sqq = s[q][l] + t * a;
+    const Real srp = c * s[rp][l] - sn * s[rq][l], srq = sn * s[rp][l] + c * s[rq][l];
+    s[p][l] = keep ? s[p][l] : spp;
+    s[q][l] = keep ? s[q][l] : sqq;
+    s[pq][l] = keep ? a : 0.0;
+    s[rp][l] = keep ? s[rp][l] : srp;
+    s[rq][l] = keep ? s[rq][l] : srq;
+#pragma GCC unroll 3
+    for (int k = 0; k < 3; ++k) {
+      const Real vp = v[3 * k + p][l], vq = v[3 * k + q][l];
+      v[3 * k + p][l] = keep ? vp : c * vp - sn * vq;
+      v[3 * k + q][l] = keep ? vq : sn * vp + c * vq;
+    }
+  }
+}
+
+// Cyclic Jacobi on every lane's symmetric s: its eigenvalues on the diagonal of s, its
+// eigenvectors in the columns of v (row-major), det v = +1. A lane stops after the sweep that
+// leaves its off-diagonal part below 1e-15 of its diagonal, so that its result does not depend
+// on the other lanes (quadratic convergence: 3–4 sweeps; the cap is never reached in the tests).
+inline void jacobi_eigen_lanes(Real (&s)[6][kPolarBatch], Lanes<3>& v) {
+  constexpr int W = kPolarBatch;
+  Real done[W];
+  for (int l = 0; l < W; ++l) {
+    for (int e = 0; e < 9; ++e) v[e][l] = e % 4 == 0 ? 1.0 : 0.0;
+    done[l] = 0;
+  }
+  for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
+    jacobi_rotation_lanes<0, 1>(s, v, done);
+    jacobi_rotation_lanes<0, 2>(s, v, done);
+    jacobi_rotation_lanes<1, 2>(s, v, done);
+    int active = 0;
+    for (int l = 0; l < W; ++l) {
+      const Real off = s[3][l] * s[3][l] + s[4][l] * s[4][l] + s[5][l] * s[5][l];
+      const Real diagonal = s[0][l] * s[0][l] + s[1][l] * s[1][l] + s[2][l] * s[2][l];
+      done[l] = done[l] != 0 || off <= 1e-30 * diagonal ? 1.0 : 0.0;
+      active += done[l] == 0 ? 1 : 0;
+    }
+    if (active == 0) break;
+  }
+}
+
+// Orders the eigenvalues s_i, s_j of every lane descending (strictly: ties keep their order), by
+// swapping columns i, j of v and negating one so that det v stays +1, as polar_svd does.
+template <int i, int j>
+inline void sort_pair_lanes(Real (&s)[6][kPolarBatch], Lanes<3>& v) {
+  for (int l = 0; l < kPolarBatch; ++l) {
+    const bool swap = s[i][l] < s[j][l];
+    const Real si = s[i][l], sj = s[j][l];
+    s[i][l] = swap ? sj : si;
+    s[j][l] = swap ? si : sj;
+#pragma GCC unroll 3
+    for (int k = 0; k < 3; ++k) {
+      const Real vi = v[3 * k + i][l], vj = v[3 * k + j][l];
+      v[3 * k + i][l] = swap ? vj : vi;
+      v[3 * k + j][l] = swap ? -vi : vj;
+    }
+  }
+}
+
+}  // namespace svd_detail
+
+// polar_svd for a batch of up to kPolarBatch matrices (F, U, V row-major, d×d each, sigma d
+// values each, all contiguous), with polar_svd's conventions (header) though not its bits, and
+// written lane by lane so that the compiler vectorises it across matrices. Each matrix's result
+// depends on it alone, not on its place in the batch nor on its neighbours.
+//   3D: R from the batched Newton iteration (polar_rotation<3>); S = RᵀF is symmetric positive
+//   definite, and cyclic Jacobi on S gives S = V Σ Vᵀ (the eigenvalues of S are the σ_i
+//   themselves, not their squares: small σ_i keep the round-off of F); U = R V. The matrices the
+//   iteration does not take (det F ≤ 0, nearly singular) go through polar_svd<3>.
+//   2D: R = polar_rotation<2> in closed form, whose S = RᵀF is symmetric with σ_2 < 0 exactly when
+//   det F < 0; one Jacobi rotation diagonalises it. No fallback, no trigonometry.
+template <int D>
+void polar_svd_batch(const Real* F, Real* U, Real* sigma, Real* V, int count);
+
+template <>
+inline void polar_svd_batch<3>(const Real* F, Real* U, Real* sigma, Real* V, int count) {
+  using namespace svd_detail;
+  constexpr int W = kPolarBatch;
+  Real f[9][W], x[9][W], state[W], s[6][W], v[9][W];
+  load_lanes<3>(F, count, f);
+  std::memcpy(x, f, sizeof x);
+  newton_polar_lanes(x, state);
+  for (int l = 0; l < W; ++l) {  // S = RᵀF, symmetrised; the identity in lanes left to polar_svd
+    Real S[3][3];
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j)
+        S[i][j] = x[i][l] * f[j][l] + x[3 + i][l] * f[3 + j][l] + x[6 + i][l] * f[6 + j][l];
+    const bool ok = state[l] == 2;
+    for (int i = 0; i < 3; ++i) s[i][l] = ok ? S[i][i] : 1.0;
+    s[3][l] = ok ? 0.5 * (S[0][1] + S[1][0]) : 0.0;
+    s[4][l] = ok ? 0.5 * (S[0][2] + S[2][0]) : 0.0;
+    s[5][l] = ok ? 0.5 * (S[1][2] + S[2][1]) : 0.0;
+  }
+  jacobi_eigen_lanes(s, v);
+  sort_pair_lanes<0, 1>(s, v);
+  sort_pair_lanes<0, 2>(s, v);
+  sort_pair_lanes<1, 2>(s, v);
+  for (int l = 0; l < count; ++l) {
+    if (state[l] == 2) {
+      for (int i = 0; i < 3; ++i) {
+        sigma[3 * l + i] = s[i][l];
+        for (int j = 0; j < 3; ++j) {
+          U[9 * l + 3 * i + j] =
+              x[3 * i][l] * v[j][l] + x[3 * i + 1][l] * v[3 + j][l] + x[3 * i + 2][l] * v[6 + j][l];
+          V[9 * l + 3 * i + j] = v[3 * i + j][l];
+        }
+      }
+    } else {
+      using RowMat = Eigen::Matrix<Real, 3, 3, Eigen::RowMajor>;
+      const PolarSvd<3> svd = polar_svd<3>(Eigen::Map<const RowMat>(F + 9 * l));
+      Eigen::Map<RowMat>(U + 9 * l) = svd.U;
+      Eigen::Map<Eigen::Matrix<Real, 3, 1>>(sigma + 3 * l) = svd.sigma;
+      Eigen::Map<RowMat>(V + 9 * l) = svd.V;
+    }
+  }
+}
+
+template <>
+inline void polar_svd_batch<2>(const Real* F, Real* U, Real* sigma, Real* V, int count) {
+  constexpr int W = kPolarBatch;
+  Real f[4][W], u[4][W], s[2][W], v[4][W];
+  svd_detail::load_lanes<2>(F, count, f);
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC ivdep
+#endif
+  for (int l = 0; l < W; ++l) {
+    const Real a = f[0][l], b = f[1][l], c = f[2][l], d = f[3][l];
+    // R = [[co, −si], [si, co]] as polar_rotation<2>: the identity when a + d = c − b = 0.
+    const Real cr = a + d, sr = c - b, norm = std::sqrt(cr * cr + sr * sr);
+    const Real inverse = norm > 0 ? 1 / norm : 0.0;
+    const Real co = norm > 0 ? cr * inverse : 1.0, si = sr * inverse;
+    const Real s00 = co * a + si * c, s11 = co * d - si * b;
+    const Real s01 = 0.5 * ((co * b + si * d) + (co * c - si * a));
+    // The Jacobi rotation that diagonalises S (as jacobi_rotation_lanes), V = [[cv, sv], [−sv, cv]].
+    const Real diff = s11 - s00;
+    const Real denominator = std::abs(diff) + std::sqrt(diff * diff + 4 * s01 * s01);
+    const Real t = (diff < 0 ? -2 * s01 : 2 * s01) / (denominator > 0 ? denominator : 1.0);
+    const Real cv = 1 / std::sqrt(1 + t * t), sv = t * cv;
+    const Real l0 = s00 - t * s01, l1 = s11 + t * s01;
+    const bool swap = l0 < l1;  // then V's columns swap, the second negated: det V = +1
+    const Real v00 = swap ? sv : cv, v01 = swap ? -cv : sv, v10 = swap ? cv : -sv, v11 = swap ? sv : cv;
+    s[0][l] = swap ? l1 : l0;
+    s[1][l] = swap ? l0 : l1;
+    v[0][l] = v00, v[1][l] = v01, v[2][l] = v10, v[3][l] = v11;
+    u[0][l] = co * v00 - si * v10, u[1][l] = co * v01 - si * v11;
+    u[2][l] = si * v00 + co * v10, u[3][l] = si * v01 + co * v11;
+  }
+  for (int l = 0; l < count; ++l) {
+    for (int e = 0; e < 4; ++e) U[4 * l + e] = u[e][l], V[4 * l + e] = v[e][l];
+    sigma[2 * l] = s[0][l], sigma[2 * l + 1] = s[1][l];
+  }
+}
+
+// fn(p, svd) with the polar SVD of each of the count row-major d×d matrices in F, p = 0, 1, …,
+// through polar_svd_batch kPolarBatch at a time.
+template <int D, class Fn>
+void for_each_polar_svd(const Real* F, std::size_t count, Fn&& fn) {
+  using RowMat = Eigen::Matrix<Real, D, D, Eigen::RowMajor>;
+  Real U[D * D * kPolarBatch], sigma[D * kPolarBatch], V[D * D * kPolarBatch];
+  PolarSvd<D> svd;
+  for (std::size_t first = 0; first < count; first += kPolarBatch) {
+    const int batch = static_cast<int>(std::min<std::size_t>(kPolarBatch, count - first));
+    polar_svd_batch<D>(F + D * D * first, U, sigma, V, batch);
+    for (int l = 0; l < batch; ++l) {
+      svd.U = Eigen::Map<const RowMat>(U + D * D * l);
+      svd.sigma = Eigen::Map<const Eigen::Matrix<Real, D, 1>>(sigma + D * l);
+      svd.V = Eigen::Map<const RowMat>(V + D * D * l);
+      fn(first + l, svd);
     }
   }
 }

@@ -192,6 +192,146 @@ TEST(PolarSvd, PolarRotationBatchMatchesOneByOne) {
   }
 }
 
+// polar_svd_batch on lanes: the factors of each matrix unpacked from the batch's outputs.
+template <int D>
+using RowMat = Eigen::Matrix<Real, D, D, Eigen::RowMajor>;
+
+template <int D>
+std::vector<PolarSvd<D>> svd_in_batches(const std::vector<Mat<D>>& matrices, std::size_t batch) {
+  const std::size_t n = matrices.size();
+  std::vector<Real> F(D * D * n), U(D * D * n), sigma(D * n), V(D * D * n);
+  for (std::size_t i = 0; i < n; ++i) Eigen::Map<RowMat<D>>(F.data() + D * D * i) = matrices[i];
+  for (std::size_t first = 0; first < n; first += batch)
+    polar_svd_batch<D>(F.data() + D * D * first, U.data() + D * D * first, sigma.data() + D * first,
+                       V.data() + D * D * first, static_cast<int>(std::min(batch, n - first)));
+  std::vector<PolarSvd<D>> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    out[i].U = Eigen::Map<RowMat<D>>(U.data() + D * D * i);
+    out[i].sigma = Eigen::Map<Eigen::Matrix<Real, D, 1>>(sigma.data() + D * i);
+    out[i].V = Eigen::Map<RowMat<D>>(V.data() + D * D * i);
+  }
+  return out;
+}
+
+// The batch's factors of F: polar_svd's conventions, F reconstructed, and polar_svd's σ.
+template <int D>
+void expect_batch_svd(const Mat<D>& F, const PolarSvd<D>& svd, const std::string& what) {
+  SCOPED_TRACE(what);
+  const Real scale = std::max(F.norm(), Real(1e-300));
+  const Mat<D> I = Mat<D>::Identity();
+  ASSERT_LE((svd.U * svd.sigma.asDiagonal() * svd.V.transpose() - F).norm(), kTolerance * scale) << "F =\n"
+                                                                                                 << F;
+  ASSERT_LE((svd.U.transpose() * svd.U - I).norm(), kTolerance) << F;
+  ASSERT_LE((svd.V.transpose() * svd.V - I).norm(), kTolerance) << F;
+  ASSERT_NEAR(svd.U.determinant(), 1.0, kTolerance);
+  ASSERT_NEAR(svd.V.determinant(), 1.0, kTolerance);
+  for (int i = 0; i + 1 < D; ++i) {
+    ASSERT_GE(svd.sigma(i), 0.0) << "only the last singular value may be negative";
+    ASSERT_GE(svd.sigma(i) - std::abs(svd.sigma(i + 1)), -kTolerance * scale) << "ordering";
+  }
+  const PolarSvd<D> reference = polar_svd<D>(F);
+  ASSERT_LE((svd.sigma - reference.sigma).norm(), kTolerance * scale)
+      << svd.sigma.transpose() << " against " << reference.sigma.transpose();
+}
+
+// The families of check_families (random, rotations, near identity, tiny, repeated, inverted,
+// diagonal, rank one) and the exact cases, through the batch.
+template <int D>
+std::vector<std::pair<Mat<D>, std::string>> batch_cases() {
+  using Vec = Eigen::Matrix<Real, D, 1>;
+  std::mt19937_64 rng(20260 + D);
+  std::uniform_real_distribution<Real> uniform(-1, 1), exponent(-14, 0), log_stretch(-2, 2);
+  std::vector<std::pair<Mat<D>, std::string>> cases;
+  for (int trial = 0; trial < 2000; ++trial) {
+    const Mat<D> A = random_matrix<D>(rng);
+    cases.emplace_back(A, "random");
+    cases.emplace_back(random_rotation<D>(rng), "rotation");
+    cases.emplace_back(Mat<D>::Identity() + random_matrix<D>(rng, 1e-6), "near identity");
+    Vec stretch = Vec::NullaryExpr([&] { return std::exp(log_stretch(rng)); });
+    cases.emplace_back(with_singular_values<D>(rng, stretch), "stretched");
+    Vec tiny = Vec::Constant(1) + 0.5 * Vec::NullaryExpr([&] { return uniform(rng); });
+    tiny(D - 1) = std::pow(10.0, exponent(rng));
+    cases.emplace_back(with_singular_values<D>(rng, tiny), "one tiny singular value");
+    Vec two_tiny = Vec::Constant(std::pow(10.0, exponent(rng)));
+    two_tiny(0) = 1;
+    cases.emplace_back(with_singular_values<D>(rng, two_tiny), "all but one tiny");
+    Vec repeated = Vec::Constant(1 + 0.5 * uniform(rng));
+    if (trial % 2) repeated(D - 1) *= 1 + 1e-9 * uniform(rng);
+    if (trial % 3 == 0) repeated(0) *= 1.5;  // 3D: a pair repeated below the largest
+    cases.emplace_back(with_singular_values<D>(rng, repeated), "repeated singular values");
+    Mat<D> inverted = Mat<D>::Identity() + 0.3 * A;
+    if (inverted.determinant() > 0) inverted.row(0) *= -1;
+    cases.emplace_back(inverted, "inverted");
+    cases.emplace_back(Mat<D>(Vec::NullaryExpr([&] { return uniform(rng); }).asDiagonal()), "diagonal");
+    const Vec u = Vec::NullaryExpr([&] { return uniform(rng); }),
+              v = Vec::NullaryExpr([&] { return uniform(rng); });
+    cases.emplace_back(u * v.transpose(), "rank one");
+  }
+  cases.emplace_back(Mat<D>::Zero(), "zero");
+  cases.emplace_back(Mat<D>::Identity(), "identity");
+  cases.emplace_back(-Mat<D>::Identity(), "minus identity");
+  cases.emplace_back(Mat<D>(Vec::LinSpaced(1, 2).asDiagonal()), "sorted diagonal");
+  return cases;
+}
+
+template <int D>
+void check_batch_svd() {
+  const auto cases = batch_cases<D>();
+  std::vector<Mat<D>> matrices;
+  for (const auto& c : cases) matrices.push_back(c.first);
+  const std::vector<PolarSvd<D>> svd = svd_in_batches<D>(matrices, kPolarBatch);
+  for (std::size_t i = 0; i < cases.size(); ++i) expect_batch_svd<D>(cases[i].first, svd[i], cases[i].second);
+}
+
+TEST(PolarSvdBatch, ReconstructsAndMatchesPolarSvdIn2D) { check_batch_svd<2>(); }
+TEST(PolarSvdBatch, ReconstructsAndMatchesPolarSvdIn3D) { check_batch_svd<3>(); }
+
+template <int D>
+void check_identity_batch_is_exact() {
+  const std::vector<PolarSvd<D>> svd = svd_in_batches<D>({Mat<D>::Identity()}, 1);
+  EXPECT_EQ(svd[0].U, Mat<D>::Identity());
+  EXPECT_EQ(svd[0].V, Mat<D>::Identity());
+  EXPECT_EQ(svd[0].sigma, (Eigen::Matrix<Real, D, 1>::Ones()));
+}
+
+TEST(PolarSvdBatch, IdentityGivesIdentityFactorsExactly) {
+  check_identity_batch_is_exact<2>();
+  check_identity_batch_is_exact<3>();
+}
+
+template <int D>
+bool same_bits(const PolarSvd<D>& a, const PolarSvd<D>& b) {
+  return std::memcmp(a.U.data(), b.U.data(), sizeof(Real) * D * D) == 0 &&
+         std::memcmp(a.sigma.data(), b.sigma.data(), sizeof(Real) * D) == 0 &&
+         std::memcmp(a.V.data(), b.V.data(), sizeof(Real) * D * D) == 0;
+}
+
+// Each matrix's factors are the same bits at every lane, in batches of every size, whatever its
+// neighbours (slow-converging, inverted, zero): the solver batches particles by block.
+template <int D>
+void check_batch_lane_independence() {
+  const auto cases = batch_cases<D>();
+  std::vector<Mat<D>> pool;
+  for (std::size_t i = 0; i < cases.size(); i += 7) pool.push_back(cases[i].first);
+  std::vector<Mat<D>> neighbours;
+  for (std::size_t i = 3; i < cases.size(); i += 5) neighbours.push_back(cases[i].first);
+  std::mt19937_64 rng(77);
+  for (std::size_t m = 0; m < pool.size(); m += 9) {
+    const PolarSvd<D> alone = svd_in_batches<D>({pool[m]}, 1)[0];
+    for (int size = 1; size <= kPolarBatch; ++size)
+      for (int lane = 0; lane < size; ++lane) {
+        std::vector<Mat<D>> batch(size);
+        for (Mat<D>& n : batch) n = neighbours[rng() % neighbours.size()];
+        batch[lane] = pool[m];
+        const PolarSvd<D> svd = svd_in_batches<D>(batch, kPolarBatch)[lane];
+        ASSERT_TRUE(same_bits<D>(svd, alone)) << "lane " << lane << " of " << size << ", F =\n" << pool[m];
+      }
+  }
+}
+
+TEST(PolarSvdBatch, EachLaneIsIndependentOfItsBatchIn2D) { check_batch_lane_independence<2>(); }
+TEST(PolarSvdBatch, EachLaneIsIndependentOfItsBatchIn3D) { check_batch_lane_independence<3>(); }
+
 // Not asserted: the speed on this machine, for the record (tests run in the Release build).
 TEST(PolarSvd, TimingAgainstEigenJacobiSvd) {
   std::mt19937_64 rng(11);
@@ -231,7 +371,17 @@ TEST(PolarSvd, TimingAgainstEigenJacobiSvd) {
     next = (next + 1) % matrices.size();
     return r;
   });
-  std::printf("[ timing   ] polar_rotation_batch %.0f ns per matrix\n", batched);
+  std::vector<Real> U(9 * kPolarBatch), sigma(3 * kPolarBatch), V(9 * kPolarBatch);
+  next = 0;
+  const double batched_svd = time_ns([&](const Mat<3>&) {
+    if (next % kPolarBatch == 0)
+      polar_svd_batch<3>(packed.data() + 9 * next, U.data(), sigma.data(), V.data(), kPolarBatch);
+    const Real r = U[9 * (next % kPolarBatch) + 5] + sigma[3 * (next % kPolarBatch) + 2];
+    next = (next + 1) % matrices.size();
+    return r;
+  });
+  std::printf("[ timing   ] polar_rotation_batch %.0f ns, polar_svd_batch %.0f ns per matrix\n", batched,
+              batched_svd);
   std::printf(
       "[ timing   ] 3x3 polar_svd %.0f ns, Eigen::JacobiSVD %.0f ns (U, V, sigma; %.1fx), "
       "polar_rotation (Newton) %.0f ns\n",
