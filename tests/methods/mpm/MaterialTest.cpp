@@ -5,6 +5,7 @@
 
 #include <Eigen/Geometry>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <random>
@@ -390,6 +391,147 @@ void check_drucker_prager() {
 TEST(DruckerPrager, ReturnMappingOntoTheCone) {
   check_drucker_prager<2>();
   check_drucker_prager<3>();
+}
+
+// Trial deformation gradients and J_P for the batched return mappings, with what each should
+// exercise: small strain (snow unclamped, sand inside the cone), shear under compression (snow
+// clamped, sand onto the cone), tension (sand to the apex), tension with J_P > 1 (the volume
+// correction), inverted F, and the identity.
+template <int D>
+struct Trial {
+  Mat<D> F;
+  Real Jp;
+};
+
+template <int D>
+std::vector<Trial<D>> plastic_trials(int count) {
+  using Vec = Eigen::Matrix<Real, D, 1>;
+  std::mt19937_64 rng(401 + D);
+  std::normal_distribution<Real> normal;
+  std::vector<Trial<D>> out;
+  for (int i = 0; out.size() < static_cast<std::size_t>(count); ++i) {
+    Vec strains;
+    for (int a = 0; a < D; ++a) strains(a) = 0.002 * normal(rng);
+    switch (i % 6) {
+      case 0:  // small strain
+        out.push_back({with_principal_strains<D>(rng, Vec(strains.array() - 0.004)), 1});
+        break;
+      case 1:  // shear under compression
+        strains(0) += 0.03, strains(D - 1) -= 0.06;
+        out.push_back(
+            {with_principal_strains<D>(rng, Vec(strains.array() - 0.01)), i % 12 == 1 ? 1.0 : 0.95});
+        break;
+      case 2:  // tension
+        out.push_back({with_principal_strains<D>(rng, Vec(strains.cwiseAbs().array() + 0.01)), 1});
+        break;
+      case 3:  // compressed back after a separation
+        out.push_back({with_principal_strains<D>(rng, Vec(strains.array() - 0.01)), 1.04});
+        break;
+      case 4: {  // inverted
+        Mat<D> F = with_principal_strains<D>(rng, Vec(strains.array() + 0.05));
+        F.row(0) *= -1;
+        out.push_back({F, 1});
+        break;
+      }
+      default:
+        out.push_back({i % 12 == 5 ? Mat<D>::Identity() : random_rotation<D>(rng), 1});
+    }
+  }
+  return out;
+}
+
+template <int D>
+using RowMat = Eigen::Matrix<Real, D, D, Eigen::RowMajor>;
+
+// project_batch<D> on trials, in calls of batch particles each; F and J_P out.
+template <int D, class Material>
+std::vector<Trial<D>> project_in_batches(const Material& material, const std::vector<Trial<D>>& trials,
+                                         std::size_t batch) {
+  const std::size_t n = trials.size();
+  std::vector<Real> F(D * D * n), Jp(n);
+  for (std::size_t p = 0; p < n; ++p) {
+    Eigen::Map<RowMat<D>>(F.data() + D * D * p) = trials[p].F;
+    Jp[p] = trials[p].Jp;
+  }
+  for (std::size_t first = 0; first < n; first += batch)
+    project_run<D>(material, F.data(), Jp.data(), first, std::min(n, first + batch));
+  std::vector<Trial<D>> out(n);
+  for (std::size_t p = 0; p < n; ++p) out[p] = {Eigen::Map<RowMat<D>>(F.data() + D * D * p), Jp[p]};
+  return out;
+}
+
+// project_batch gives project's F_E and J_P to round-off, and each particle's result is the same
+// bits wherever it sits in a batch and whatever its neighbours. changed counts the particles
+// whose F the return mapping changed: both kinds must occur.
+template <int D, class Material>
+void check_project_batch(const Material& material, int expect_unchanged_at_least) {
+  static_assert(HasProjectBatch<Material, D>::value);
+  const std::vector<Trial<D>> trials = plastic_trials<D>(600);
+  const std::vector<Trial<D>> batched = project_in_batches<D>(material, trials, 37);
+  int unchanged = 0;
+  for (std::size_t p = 0; p < trials.size(); ++p) {
+    Trial<D> scalar = trials[p];
+    material.template project<D>(scalar.F, scalar.Jp);
+    SCOPED_TRACE("trial " + std::to_string(p));
+    ASSERT_LE((batched[p].F - scalar.F).norm(), 1e-12 * scalar.F.norm()) << trials[p].F;
+    ASSERT_NEAR(batched[p].Jp, scalar.Jp, 1e-12 * std::abs(scalar.Jp)) << trials[p].F;
+    unchanged += batched[p].F == trials[p].F ? 1 : 0;
+  }
+  EXPECT_GE(unchanged, expect_unchanged_at_least);
+  EXPECT_LE(unchanged, 2 * static_cast<int>(trials.size()) / 3);
+  std::mt19937_64 rng(3);
+  for (std::size_t p = 0; p < trials.size(); p += 13) {
+    const Trial<D> alone = project_in_batches<D>(material, {trials[p]}, 1)[0];
+    for (std::size_t size : {std::size_t(2), std::size_t(kPolarBatch), std::size_t(kPolarBatch + 5)})
+      for (std::size_t at = 0; at < size; ++at) {
+        std::vector<Trial<D>> batch(size);
+        for (Trial<D>& t : batch) t = trials[rng() % trials.size()];
+        batch[at] = trials[p];
+        const Trial<D> in_batch = project_in_batches<D>(material, batch, size)[at];
+        ASSERT_EQ(std::memcmp(in_batch.F.data(), alone.F.data(), sizeof(Real) * D * D), 0)
+            << p << " at " << at;
+        ASSERT_EQ(std::memcmp(&in_batch.Jp, &alone.Jp, sizeof(Real)), 0) << p << " at " << at;
+      }
+  }
+}
+
+TEST(Snow, ProjectBatchMatchesProjectAndIsLaneIndependent) {
+  const Snow snow(snow_reference());
+  check_project_batch<2>(snow, 100);
+  check_project_batch<3>(snow, 100);
+}
+
+TEST(DruckerPrager, ProjectBatchMatchesProjectAndIsLaneIndependent) {
+  const DruckerPrager dry(sand()), cohesive(sand(2000));
+  check_project_batch<2>(dry, 100);
+  check_project_batch<3>(dry, 100);
+  check_project_batch<2>(cohesive, 100);
+  check_project_batch<3>(cohesive, 100);
+}
+
+// kirchhoff_batch (through kirchhoff_run) against kirchhoff per particle; NaN for inverted F.
+template <int D>
+void check_drucker_prager_kirchhoff_batch() {
+  const DruckerPrager dry(sand());
+  const std::vector<Trial<D>> trials = plastic_trials<D>(200);
+  std::vector<Real> F(D * D * trials.size()), Jp(trials.size(), 1.0), tau(D * D * trials.size());
+  for (std::size_t p = 0; p < trials.size(); ++p) Eigen::Map<RowMat<D>>(F.data() + D * D * p) = trials[p].F;
+  static_assert(HasKirchhoffBatch<DruckerPrager, D>::value);
+  kirchhoff_run<D>(dry, F.data(), Jp.data(), 0, trials.size(), tau.data());
+  for (std::size_t p = 0; p < trials.size(); ++p) {
+    const Mat<D> expected = dry.kirchhoff<D>(trials[p].F, 1);
+    const Mat<D> batched = Eigen::Map<RowMat<D>>(tau.data() + D * D * p);
+    if (trials[p].F.determinant() < 0) {
+      ASSERT_TRUE(batched.array().isNaN().all()) << p;
+      continue;
+    }
+    ASSERT_LE((batched - expected).norm(), 1e-11 * dry.mu) << p;
+  }
+}
+
+TEST(DruckerPrager, KirchhoffBatchMatchesKirchhoff) {
+  check_drucker_prager_kirchhoff_batch<2>();
+  check_drucker_prager_kirchhoff_batch<3>();
 }
 
 TEST(Fluid, TaitPressureAndVolumeOnlyState) {

@@ -21,6 +21,7 @@
 // un-inverts a trial by using |σ_d| (at least 1e-6), so F_E stays invertible.
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 
 #include "core/Svd.hpp"
@@ -111,7 +112,18 @@ struct DruckerPrager {
 
   template <int D>
   Mat<D> kirchhoff(const Mat<D>& F, Real /*Jp*/) const {
-    const PolarSvd<D> svd = polar_svd<D>(F);
+    return kirchhoff_svd<D>(polar_svd<D>(F));
+  }
+  // kirchhoff<D> of count particles (F row-major, d×d each), their SVDs batched.
+  template <int D>
+  void kirchhoff_batch(const Real* F, const Real* /*Jp*/, std::size_t count, Real* tau) const {
+    for_each_polar_svd<D>(F, count, [&](std::size_t p, const PolarSvd<D>& svd) {
+      Eigen::Map<Eigen::Matrix<Real, D, D, Eigen::RowMajor>>(tau + D * D * p) = kirchhoff_svd<D>(svd);
+    });
+  }
+  // kirchhoff<D> given the SVD of F.
+  template <int D>
+  Mat<D> kirchhoff_svd(const PolarSvd<D>& svd) const {
     if (!(svd.sigma(D - 1) > 0)) return Mat<D>::Constant(std::numeric_limits<Real>::quiet_NaN());
     const Eigen::Matrix<Real, D, 1> e = svd.sigma.array().log();
     const Eigen::Matrix<Real, D, 1> tau = 2 * mu * e.array() + lambda * e.sum();
@@ -127,8 +139,20 @@ struct DruckerPrager {
 
   template <int D>
   void project(Mat<D>& F, Real& Jp) const {
+    project_svd<D>(polar_svd<D>(F), F, Jp);
+  }
+  // project<D> of count particles in place (F row-major, d×d each), their SVDs batched.
+  template <int D>
+  void project_batch(Real* F, Real* Jp, std::size_t count) const {
+    for_each_polar_svd<D>(F, count, [&](std::size_t p, const PolarSvd<D>& svd) {
+      Eigen::Map<Eigen::Matrix<Real, D, D, Eigen::RowMajor>> Fp(F + D * D * p);
+      project_svd<D>(svd, Fp, Jp[p]);
+    });
+  }
+  // project<D> given the SVD of F.
+  template <int D, class Matrix>
+  void project_svd(const PolarSvd<D>& svd, Matrix& F, Real& Jp) const {
     using Vec = Eigen::Matrix<Real, D, 1>;
-    const PolarSvd<D> svd = polar_svd<D>(F);
     const Vec trial = svd.sigma.array().abs().max(kMinStretch).log();
     const bool inverted = !(svd.sigma(D - 1) > 0);
     const Vec e = trial.array() + std::log(Jp) / D;  // volume correction

@@ -26,6 +26,13 @@ struct HasKirchhoffBatch<Material, D,
                              (const Real*)nullptr, (const Real*)nullptr, std::size_t(0), (Real*)nullptr))>>
     : std::true_type {};
 
+template <class Material, int D, class = void>
+struct HasProjectBatch : std::false_type {};
+template <class Material, int D>
+struct HasProjectBatch<Material, D,
+                       std::void_t<decltype(std::declval<const Material&>().template project_batch<D>(
+                           (Real*)nullptr, (Real*)nullptr, std::size_t(0)))>> : std::true_type {};
+
 using MpmMaterial = std::variant<LinearElastic, NeoHookean, FixedCorotated, Snow, DruckerPrager, Fluid>;
 
 // The model named by settings.model; throws nendo::Error for a name no type in MpmMaterial has.
@@ -44,6 +51,23 @@ void kirchhoff_run(const Material& material, const Real* F, const Real* Jp, std:
     for (std::size_t p = begin; p < end; ++p)
       Eigen::Map<RowMat>(tau + D * D * p) =
           material.template kirchhoff<D>(Eigen::Map<const RowMat>(F + D * D * p), Jp[p]);
+  }
+}
+
+// The return mapping (project, spec 002 §3.2) of particles [begin, end) in place, on their trial
+// F (d×d row-major each) and J_P: through the material's project_batch when it has one (snow,
+// Drucker–Prager: a vectorised SVD), else one particle at a time.
+template <int D, class Material>
+void project_run(const Material& material, Real* F, Real* Jp, std::size_t begin, std::size_t end) {
+  using RowMat = Eigen::Matrix<Real, D, D, Eigen::RowMajor>;
+  if constexpr (HasProjectBatch<Material, D>::value) {
+    material.template project_batch<D>(F + D * D * begin, Jp + begin, end - begin);
+  } else {
+    for (std::size_t p = begin; p < end; ++p) {
+      Mat<D> Fp = Eigen::Map<const RowMat>(F + D * D * p);
+      material.template project<D>(Fp, Jp[p]);
+      Eigen::Map<RowMat>(F + D * D * p) = Fp;
+    }
   }
 }
 

@@ -9,6 +9,7 @@
 // finite while that particle's state is meaningless.
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 
 #include "core/Svd.hpp"
 #include "methods/mpm/materials/ElasticParameters.hpp"
@@ -89,7 +90,19 @@ struct Snow {
   // untouched when no singular value is clamped (θ = ∞ then reproduces fixed corotated exactly).
   template <int D>
   void project(Mat<D>& F, Real& Jp) const {
-    const PolarSvd<D> svd = polar_svd<D>(F);
+    project_svd<D>(polar_svd<D>(F), F, Jp);
+  }
+  // project<D> of count particles in place (F row-major, d×d each), their SVDs batched.
+  template <int D>
+  void project_batch(Real* F, Real* Jp, std::size_t count) const {
+    for_each_polar_svd<D>(F, count, [&](std::size_t p, const PolarSvd<D>& svd) {
+      Eigen::Map<Eigen::Matrix<Real, D, D, Eigen::RowMajor>> Fp(F + D * D * p);
+      project_svd<D>(svd, Fp, Jp[p]);
+    });
+  }
+  // project<D> given the SVD of F.
+  template <int D, class Matrix>
+  void project_svd(const PolarSvd<D>& svd, Matrix& F, Real& Jp) const {
     Eigen::Matrix<Real, D, 1> sigma = svd.sigma;
     Real ratio = 1;
     bool clamped = false;
