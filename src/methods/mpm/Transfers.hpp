@@ -191,9 +191,13 @@ class Transfers {
       const BlockCoord cb = decode_block_key(blocks.keys[b]);
       const std::size_t begin = blocks.begin(b), end = blocks.end(b);
       const Real* window = windows_.data() + b * update.window_reals;
-      for (std::size_t p = begin; p < end; ++p) {
-        const int field = update.particle(window, cb, p);
+      const auto report = [&](std::size_t p, int field) {
         if (field != 0 && update.id[p] < bad_id) bad_id = update.id[p], bad_field = field;
+      };
+      if (model_.plastic) {
+        plastic_block(update, window, cb, begin, end, report);
+      } else {
+        for (std::size_t p = begin; p < end; ++p) report(p, update.particle(window, cb, p));
       }
       if (!prepare) continue;
       const Real* stress = block_stress(scatter.f, scatter.F, scatter.viscous, begin, end);
@@ -312,45 +316,67 @@ class Transfers {
           max_move2(model.implicit ? std::numeric_limits<Real>::infinity() : g.dx * g.dx),
           dt(step) {}
 
+    // G2P's new values of a particle but F and J_P, until the return mapping has run.
+    struct Trial {
+      Vec x, v;
+      Mat B, L;
+      Real move2;
+    };
+
+    // An elastic material's particle (no return mapping).
     int particle(const Real* window, const BlockCoord& cb, std::size_t p) const {
+      Real Fp[D * D];
+      const Trial t = trial(window, cb, p, Fp);
+      return finish(cb, p, t, Fp, f.Jp(p));
+    }
+
+    // The sums of spec §6.1, §7.2, the new x, v, B and the trial F̂ = (I + Δt L) F (into F_trial).
+    [[gnu::always_inline]] Trial trial(const Real* window, const BlockCoord& cb, std::size_t p,
+                                       Real* F_trial) const {
       const Stencil s = K::stencil(g, cb, x + D * p);
       // v_p = Σ w v_i, B_p = Σ w v_i (x_i − x_p)ᵀ, L = ∇v = Σ v_i ∇wᵀ (spec §6.1, §7.2)
       Vec v_pic, v_old = Vec::Zero();
-      Mat B_new, L;
+      Trial t;
       bool gathered = false;
       if constexpr (D == 3)
-        if (cv == 3) K::gather_velocity(window, ex, ey, s, v_pic, B_new, L), gathered = true;
-      if (!gathered) gather_velocity(window, cv, ex, ey, s, flip, v_pic, v_old, B_new, L);
+        if (cv == 3) K::gather_velocity(window, ex, ey, s, v_pic, t.B, t.L), gathered = true;
+      if (!gathered) gather_velocity(window, cv, ex, ey, s, flip, v_pic, v_old, t.B, t.L);
       Vec v_move = v_pic;
       if (midpoint) {  // the midpoint velocity moves the particles and updates F
-        L = K::gradient(window, cv, ex, ey, s, 2 * D);
+        t.L = K::gradient(window, cv, ex, ey, s, 2 * D);
         v_move = K::interpolate(window, cv, ex, ey, s, 2 * D);
       }
-      const Vec v_change = v_pic - v_old;
-      Mat Fp = (Mat::Identity() + dt * L) * Mat(MatMap(F + D * D * p));  // spec §7.2
-      Real jp = f.Jp(p);
-      if (plastic)
-        std::visit([&](const auto& m) { m.template project<D>(Fp, jp); },
-                   model.materials[f.material(p)]);  // §3.2
-      Vec v_new = v_pic;
-      if (flip) v_new = (1 - flip_ratio) * v_pic + flip_ratio * (VecMap(v + D * p) + v_change);  // spec §6.4
-      if (!apic) B_new.setZero();
-      const Vec x_new = VecMap(x + D * p) + dt * v_move;  // spec §9.2 step 13
+      MatMap{F_trial} = (Mat::Identity() + dt * t.L) * Mat(MatMap(F + D * D * p));  // spec §7.2
+      t.v = v_pic;
+      if (flip)
+        t.v = (1 - flip_ratio) * v_pic + flip_ratio * (VecMap(v + D * p) + v_pic - v_old);  // spec §6.4
+      if (!apic) t.B.setZero();
+      t.x = VecMap(x + D * p) + dt * v_move;  // spec §9.2 step 13
+      t.move2 = (dt * v_move).squaredNorm();
+      return t;
+    }
+
+    // Writes the particle's new state (F and J_P after the return mapping), or returns the code
+    // check_finite reports and leaves the particle as it was.
+    [[gnu::always_inline]] int finish(const BlockCoord& cb, std::size_t p, const Trial& t, const Real* F_new,
+                                      Real jp) const {
+      const Mat Fp = MatMap(const_cast<Real*>(F_new));
       // A sum is finite only if every term is (one test per particle; which one failed is
       // looked up only for a particle that fails).
-      const Real probe = (x_new.sum() + v_new.sum()) + (B_new.sum() + Fp.sum()) + jp;
-      const int field = !std::isfinite(probe) ? non_finite_field(x_new, v_new, B_new, Fp, jp)
-                        : ((x_new - origin).cwiseAbs().array() > reach).any() ? 6
-                        : (dt * v_move).squaredNorm() > max_move2             ? 7
-                                                                              : 0;
+      const Real probe = (t.x.sum() + t.v.sum()) + (t.B.sum() + Fp.sum()) + jp;
+      const int field = !std::isfinite(probe) ? non_finite_field(t.x, t.v, t.B, Fp, jp)
+                        : ((t.x - origin).cwiseAbs().array() > reach).any() ? 6
+                        : t.move2 > max_move2                               ? 7
+                                                                            : 0;
       if (field != 0) return field;  // keep this particle's last good state; the step fails
-      VecMap(x + D * p) = x_new;
-      VecMap(v + D * p) = v_new;
-      MatMap(B + D * D * p) = B_new;
+      VecMap(x + D * p) = t.x;
+      VecMap(v + D * p) = t.v;
+      MatMap(B + D * D * p) = t.B;
       MatMap(F + D * D * p) = Fp;
       if (Jp) Jp[p] = jp;
       if (viscous)
-        MatMap(viscous + D * D * p) = viscous_kirchhoff(model.materials[f.material(p)], L, Fp.determinant());
+        MatMap(viscous + D * D * p) =
+            viscous_kirchhoff(model.materials[f.material(p)], t.L, Fp.determinant());
       if (changed_block) changed_block[p] = !g.holds(cb, x + D * p);
       return 0;
     }
@@ -368,6 +394,29 @@ class Transfers {
     Vec origin;
     Real reach, max_move2, dt;
   };
+
+  // G2P of the particles [begin, end) of block cb with a plastic material: the trial states first,
+  // then the return mapping (§3.2) by runs of one material (project_run: snow's and
+  // Drucker–Prager's batched SVD), then the checks and writes; report(p, code) per particle.
+  template <class Report>
+  void plastic_block(const ParticleUpdate& update, const Real* window, const BlockCoord& cb,
+                     std::size_t begin, std::size_t end, Report&& report) {
+    const std::size_t n = end - begin;
+    const typename Model::Fields& f = update.f;
+    trials_.resize(n), trial_F_.resize(n * D * D), trial_Jp_.resize(n);
+    for (std::size_t q = 0; q < n; ++q) {
+      trials_[q] = update.trial(window, cb, begin + q, trial_F_.data() + D * D * q);
+      trial_Jp_[q] = f.Jp(begin + q);
+    }
+    for (std::size_t run = 0, next = 0; run < n; run = next) {
+      next = f.material_index ? run + 1 : n;
+      while (next < n && f.material(begin + next) == f.material(begin + run)) ++next;
+      std::visit([&](const auto& m) { project_run<D>(m, trial_F_.data(), trial_Jp_.data(), run, next); },
+                 model_.materials[f.material(begin + run)]);
+    }
+    for (std::size_t q = 0; q < n; ++q)
+      report(begin + q, update.finish(cb, begin + q, trials_[q], trial_F_.data() + D * D * q, trial_Jp_[q]));
+  }
 
   std::size_t windows_size(const GhostExchange& ghost) const {
     return ghost.source_keys().size() * ghost.window_nodes() * model_.grid_components();
@@ -541,6 +590,9 @@ class Transfers {
   std::optional<std::uint64_t> prepared_layout_;
   Real prepared_dt_ = 0;
   std::vector<std::size_t> arrivals_;  // of one block
+  // G2P of a plastic material: one block's trial states until its return mapping has run.
+  std::vector<typename ParticleUpdate::Trial> trials_;
+  std::vector<Real> trial_F_, trial_Jp_;
   std::vector<Real> listed_F_, listed_V0_, listed_Jp_, listed_viscous_;
   std::vector<std::int32_t> listed_material_;
 };
