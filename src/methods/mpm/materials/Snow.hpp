@@ -92,13 +92,59 @@ struct Snow {
   void project(Mat<D>& F, Real& Jp) const {
     project_svd<D>(polar_svd<D>(F), F, Jp);
   }
-  // project<D> of count particles in place (F row-major, d×d each), their SVDs batched.
+  // project<D> of count particles in place (F row-major, d×d each). A particle whose singular
+  // values are certainly inside [1 − θ_c, 1 + θ_s] (clearly_elastic) is left alone, as project
+  // leaves it; the others go through polar_svd_batch, kPolarBatch at a time.
   template <int D>
   void project_batch(Real* F, Real* Jp, std::size_t count) const {
-    for_each_polar_svd<D>(F, count, [&](std::size_t p, const PolarSvd<D>& svd) {
-      Eigen::Map<Eigen::Matrix<Real, D, D, Eigen::RowMajor>> Fp(F + D * D * p);
-      project_svd<D>(svd, Fp, Jp[p]);
-    });
+    using RowMat = Eigen::Matrix<Real, D, D, Eigen::RowMajor>;
+    Real trial[D * D * kPolarBatch], U[D * D * kPolarBatch], sigma[D * kPolarBatch], V[D * D * kPolarBatch];
+    std::size_t index[kPolarBatch];
+    int n = 0;
+    PolarSvd<D> svd;
+    for (std::size_t p = 0; p < count; ++p) {
+      if (!clearly_elastic<D>(F + D * D * p)) {
+        std::copy(F + D * D * p, F + D * D * (p + 1), trial + D * D * n);
+        index[n++] = p;
+      }
+      if (n < kPolarBatch && (n == 0 || p + 1 < count)) continue;
+      polar_svd_batch<D>(trial, U, sigma, V, n);
+      for (int l = 0; l < n; ++l) {
+        svd.U = Eigen::Map<const RowMat>(U + D * D * l);
+        svd.sigma = Eigen::Map<const Eigen::Matrix<Real, D, 1>>(sigma + D * l);
+        svd.V = Eigen::Map<const RowMat>(V + D * D * l);
+        Eigen::Map<RowMat> Fp(F + D * D * index[l]);
+        project_svd<D>(svd, Fp, Jp[index[l]]);
+      }
+      n = 0;
+    }
+  }
+  // Whether det F > 0 and the eigenvalues σ_i² of C = FᵀF are inside ((1 − θ_c)², (1 + θ_s)²)
+  // with a margin of 1e-12 (far above the SVD's round-off), by Gershgorin's discs: then no
+  // singular value is clamped.
+  template <int D>
+  bool clearly_elastic(const Real* F) const {
+    Real C[D][D];
+    for (int i = 0; i < D; ++i)
+      for (int j = 0; j < D; ++j) {
+        C[i][j] = 0;
+        for (int k = 0; k < D; ++k) C[i][j] += F[D * k + i] * F[D * k + j];
+      }
+    Real low = C[0][0], high = C[0][0];
+    for (int i = 0; i < D; ++i) {
+      Real radius = 0;
+      for (int j = 0; j < D; ++j) radius += j == i ? 0 : std::abs(C[i][j]);
+      low = std::min(low, C[i][i] - radius);
+      high = std::max(high, C[i][i] + radius);
+    }
+    Real det;
+    if constexpr (D == 2)
+      det = F[0] * F[3] - F[1] * F[2];
+    else
+      det = F[0] * (F[4] * F[8] - F[5] * F[7]) - F[1] * (F[3] * F[8] - F[5] * F[6]) +
+            F[2] * (F[3] * F[7] - F[4] * F[6]);
+    const Real lowest = (1 - theta_c) * (1 - theta_c), highest = (1 + theta_s) * (1 + theta_s);
+    return det > 0 && low > lowest * (1 + 1e-12) && high < highest * (1 - 1e-12);
   }
   // project<D> given the SVD of F.
   template <int D, class Matrix>
