@@ -51,7 +51,7 @@ struct BlockGeometry {
   }
   // Whether x lies in the block at `coord` (by the cells of addressable_cells, as the migration
   // decides it).
-  bool holds(const BlockCoord& coord, const Real* x) const {
+  [[gnu::always_inline]] bool holds(const BlockCoord& coord, const Real* x) const {
     std::int64_t cells[3];
     if (!addressable_cells(x, cells)) return false;
     for (int a = 0; a < dimension; ++a)
