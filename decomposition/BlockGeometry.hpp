@@ -49,16 +49,6 @@ struct BlockGeometry {
     }
     return true;
   }
-  // Whether x lies in the block at `coord` (by the cells of addressable_cells, as the migration
-  // decides it).
-  [[gnu::always_inline]] bool holds(const BlockCoord& coord, const Real* x) const {
-    std::int64_t cells[3];
-    if (!addressable_cells(x, cells)) return false;
-    for (int a = 0; a < dimension; ++a)
-      if (cells[a] < std::int64_t{coord[a]} * block || cells[a] >= (std::int64_t{coord[a]} + 1) * block)
-        return false;
-    return true;
-  }
 };
 
 }  // namespace nendo

@@ -26,8 +26,7 @@ struct GridSettings {
   std::string kernel;    // quadratic | cubic
   std::string transfer;  // apic | pic | flip
   Real flip_ratio = 0;
-  bool overlap = true;      // ghost exchange overlapped with interior work (docs/scaling.md)
-  bool fused_sweep = true;  // explicit MPM: G2P fused with the next step's P2G (docs/performance.md)
+  bool overlap = true;  // ghost exchange overlapped with interior work (docs/scaling.md)
 };
 
 struct MaterialSettings {

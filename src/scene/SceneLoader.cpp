@@ -142,7 +142,6 @@ class SceneReader {
     settings.transfer = grid.text("transfer");
     settings.flip_ratio = grid.real("flip_ratio");
     settings.overlap = grid.boolean("overlap");
-    settings.fused_sweep = grid.boolean("fused_sweep");
     return settings;
   }
 

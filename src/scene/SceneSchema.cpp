@@ -49,10 +49,6 @@ std::vector<KeySchema> grid_keys() {
                          "overlap the grid ghost exchange with work on interior blocks (false: exchange, "
                          "then compute; the results are the same bits either way)")
           .defaults_to("true"),
-      KeySchema::boolean("fused_sweep",
-                         "explicit MPM: G2P and the next step's P2G in one pass over each block's particles "
-                         "(false: two passes; the results are the same bits either way)")
-          .defaults_to("true"),
   };
 }
 

@@ -26,7 +26,7 @@ for scene in collision.yaml collision-2d.yaml; do
     out=$(flock /tmp/nendo-bench.lock "$bench" "$here/$scene" --steps "$steps" --repeat 3 \
       --set "materials.jelly=$material")
     rate=$(grep -oP 'particle-steps/s: \S+ total, \K\S+' <<<"$out")
-    stages=$(awk '/^(P2G|scatter_add|grid|gather|G2P|G2P2G|migrate) /{printf "%s %s  ", $1, $3}' <<<"$out")
+    stages=$(awk '/^(P2G|scatter_add|grid|gather|G2P|migrate) /{printf "%s %s  ", $1, $3}' <<<"$out")
     echo "$scene $name $rate per core | CPU ns per particle-step: $stages"
   done
 done

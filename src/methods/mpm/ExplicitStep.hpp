@@ -20,19 +20,14 @@ void explicit_step(Space& space, Real t, Real dt, long step, const MpmModel<D>& 
   const std::size_t source_edge = model.overlap ? ghost.boundary_sources() : sources;
   const std::size_t grid_edge = model.overlap ? ghost.boundary_grid_blocks() : grids;
   const int c = model.grid_components(), cv = model.velocity_components();
-  transfers.sticky().update(space, t);      // which sticky walls reflect
-  if (transfers.prepared_for(space, dt)) {  // the last step's sweep did P2G (§9.2 steps 1-3, 6)
-    clock.time(kP2G, [&] { transfers.use_prepared(ghost); });
-    clock.time(kScatter, [&] { ghost.scatter_add(transfers.windows(), c, transfers.grid()); });
-  } else {
-    clock.time(kP2G, [&] {  // §9.2 steps 1-3, 6, with the stress of §8 eq. (189) block by block
-      transfers.clear_windows(ghost);
-      transfers.particles_to_grid(space, ghost, dt, 0, source_edge);
-    });
-    clock.time(kScatter, [&] { ghost.start_scatter(transfers.windows(), c); });
-    clock.time(kP2G, [&] { transfers.particles_to_grid(space, ghost, dt, source_edge, sources); });
-    clock.time(kScatter, [&] { ghost.finish_scatter(transfers.windows(), c, transfers.grid()); });
-  }
+  transfers.sticky().update(space, t);  // which sticky walls reflect
+  clock.time(kP2G, [&] {                // §9.2 steps 1-3, 6, with the stress of §8 eq. (189) block by block
+    transfers.clear_windows(ghost);
+    transfers.particles_to_grid(space, ghost, dt, 0, source_edge);
+  });
+  clock.time(kScatter, [&] { ghost.start_scatter(transfers.windows(), c); });
+  clock.time(kP2G, [&] { transfers.particles_to_grid(space, ghost, dt, source_edge, sources); });
+  clock.time(kScatter, [&] { ghost.finish_scatter(transfers.windows(), c, transfers.grid()); });
   clock.time(kGrid, [&] {  // steps 4, 5, 7, 8
     transfers.clear_grid_velocity(ghost);
     transfers.update_grid(ghost, t, dt, true, 0, grid_edge);
@@ -41,12 +36,8 @@ void explicit_step(Space& space, Real t, Real dt, long step, const MpmModel<D>& 
   clock.time(kGrid, [&] { transfers.update_grid(ghost, t, dt, true, grid_edge, grids); });
   clock.time(kGather, [&] { ghost.finish_gather(transfers.grid_velocity(), cv, transfers.windows()); });
   clock.time(kGrid, [&] { transfers.reflect_behind_sticky_walls(space); });
-  // Steps 9-11, 13; fused, with the next step's steps 1-3, 6 for the particles that stay in their
-  // block (at this Δt: the next step takes them if its Δt is the same, else it redoes P2G).
-  const bool fuse = transfers.can_fuse(space);
-  clock.time(fuse ? kSweep : kG2P, [&] { transfers.grid_to_particles(space, dt, step, fuse); });
-  clock.time(kMigrate, [&] { space.migrate(); });  // step 14
-  if (fuse) clock.time(kP2G, [&] { transfers.scatter_arrivals(space, dt); });
+  clock.time(kG2P, [&] { transfers.grid_to_particles(space, dt, step); });  // steps 9-11, 13
+  clock.time(kMigrate, [&] { space.migrate(); });                           // step 14
 }
 
 }  // namespace nendo

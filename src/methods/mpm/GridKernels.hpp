@@ -133,8 +133,7 @@ struct GridKernels {
   // APIC's G2P sums of a 3D velocity window (3 components per node, read 4 at a time: the window
   // holds one value past its last node): v = Σ w v_i, B = Σ w v_i oᵀ, L = Σ v_i ∇wᵀ (spec §6.1,
   // §7.2), contracted along x first.
-  [[gnu::always_inline]] static void gather_velocity(const Real* window, int ex, int ey, const Stencil& s,
-                                                     Vec& v, Mat& B, Mat& L) {
+  static void gather_velocity(const Real* window, int ex, int ey, const Stencil& s, Vec& v, Mat& B, Mat& L) {
     static_assert(D == 3, "3 components per node");
     using Vec4 = Eigen::Matrix<Real, 4, 1>;
     Vec4 sv = Vec4::Zero(), b0 = sv, b1 = sv, b2 = sv, l0 = sv, l1 = sv, l2 = sv;

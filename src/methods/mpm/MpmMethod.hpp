@@ -39,7 +39,6 @@ class MpmMethod final : public Method {
     if (model_.plastic) particles.add_field("Jp", FieldType::Real, 1);
     // Viscous Kirchhoff stress J η (L + Lᵀ) from the last velocity gradient: only with a viscous fluid.
     if (model_.viscous) particles.add_field("tau_viscous", FieldType::Real, D * D);
-    if (!model_.implicit) particles.add_field(kChangedBlock, FieldType::Int32, 1);  // P2G's order
   }
 
   void advance(Space& space, Real t, Real dt) override {

@@ -18,17 +18,11 @@ namespace nendo {
 enum class Transfer { Apic, Pic, Flip };
 
 // The stages an MPM step times (the benchmark and the run's log report them); P2G includes each
-// block's stress; G2P2G is the fused sweep (G2P, then the stress and the next step's P2G of the
-// particles that stay in their block), P2G then only the particles that changed block.
-enum MpmStage { kP2G, kScatter, kGrid, kGather, kG2P, kSweep, kMigrate, kSolve };
+// block's stress.
+enum MpmStage { kP2G, kScatter, kGrid, kGather, kG2P, kMigrate, kSolve };
 inline StageClock mpm_stage_clock() {
-  return StageClock{"P2G", "scatter_add", "grid", "gather", "G2P", "G2P2G", "migrate", "solve"};
+  return StageClock{"P2G", "scatter_add", "grid", "gather", "G2P", "migrate", "solve"};
 }
-
-// Per particle, 1 if it changed block in the last migration (explicit MPM): P2G sums a block's
-// stayers before its arrivals, the order of the fused sweep, and checkpoints keep the flag so that
-// a restart sums in that order too.
-inline constexpr const char* kChangedBlock = "changed_block";
 
 template <int D>
 struct MpmModel {
@@ -41,7 +35,6 @@ struct MpmModel {
                                                  : Transfer::Apic),
         flip_ratio(scene.grid.flip_ratio),
         overlap(scene.grid.overlap),
-        fuse(scene.grid.fused_sweep),
         cfl(scene.time.cfl.value_or(0)),
         colliders(scene.colliders, scene.dimension),
         implicit(scene.time.integrator == "implicit"),
@@ -78,16 +71,11 @@ struct MpmModel {
   bool split_grid() const { return transfer == Transfer::Flip || midpoint; }
   int grid_components() const { return split_grid() ? 1 + 2 * D : 1 + D; }
   int velocity_components() const { return midpoint ? 3 * D : transfer == Transfer::Flip ? 2 * D : D; }
-  // Whether the explicit step fuses G2P with the next step's P2G (ExplicitStep.hpp). Not with the
-  // grid split in two (FLIP), nor with time.cfl: the sweep scatters Δt f with this step's Δt,
-  // and time.cfl changes Δt every step (the next step would redo the P2G).
-  bool fused_sweep() const { return fuse && !implicit && !split_grid() && cfl <= 0; }
 
   Vec gravity;
   Transfer transfer;
   Real flip_ratio;
   bool overlap;  // grid.overlap
-  bool fuse;     // grid.fused_sweep
   Real cfl;
   ColliderSet colliders;
   std::vector<MpmMaterial> materials;

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <optional>
 #include <variant>
 #include <vector>
 
@@ -100,389 +99,146 @@ class Transfers {
             g.block};
   }
 
-  // P2G into the windows of the source blocks ghost.source_order()[first, last). Each block sums
-  // the particles that stayed in it at the last migration, then those that arrived there
-  // (changed_block): the order of the fused sweep, which scatters the stayers before the migration
-  // and the arrivals after it (so a restart, or a step that cannot use the sweep's P2G, gives the
-  // same bits).
+  // P2G into the windows of the source blocks ghost.source_order()[first, last).
   void particles_to_grid(const Space& space, const GhostExchange& ghost, Real dt, std::size_t first,
                          std::size_t last) {
+    const ParticleSet& ps = space.particles();
     const ParticleBlocks& blocks = space.blocks();
-    const ParticleScatter scatter(model_, space.particles(), space.geometry(), ghost, dt);
+    const BlockGeometry& g = space.geometry();
+    const Real* x = ps.positions();
+    const Real* v = ps.real("velocity");
+    const Real* B = ps.real("B");
+    const typename Model::Fields f = model_.fields(ps);
+    // Optional external acceleration per particle (manufactured solutions, tests): b_p adds
+    // m_p b_p w_ip to f_i (spec §8 eq. (189) with a body force).
+    const Real* body = ps.has_field("body_force") ? ps.real("body_force") : nullptr;
+    const Real* F = model_.implicit ? nullptr : ps.real("F");  // the implicit step's stress is viscous only
+    const Real* viscous = ps.has_field("tau_viscous") ? ps.real("tau_viscous") : nullptr;
+    const int c = model_.grid_components();
+    const int ex = ghost.window_extent(0), ey = ghost.window_extent(1);
+    const std::size_t wn = static_cast<std::size_t>(ghost.window_nodes()) * c;
+    const Real d_inverse = model_.transfer == Transfer::Apic ? Kernel::kInverseD / (g.dx * g.dx) : 0.0;
+    const bool flip = model_.split_grid();
+    const Vec zero = Vec::Zero();
     for (std::size_t i = first; i < last; ++i) {
       const std::size_t b = ghost.source_order()[i];
-      const std::size_t begin = blocks.begin(b), end = blocks.end(b);
-      Real* window = windows_.data() + b * scatter.window_reals;
-      const Real* stress = block_stress(scatter.f, scatter.F, scatter.viscous, begin, end);
-      scatter.block(window, blocks.keys[b], begin, end, stress, 0);
-      if (scatter.changed_block) scatter.block(window, blocks.keys[b], begin, end, stress, 1);
+      const BlockCoord cb = decode_block_key(blocks.keys[b]);
+      Real* window = windows_.data() + b * wn;
+      const std::size_t begin = blocks.begin(b);
+      const Real* stress = block_stress(f, F, viscous, begin, blocks.end(b));
+      for (std::size_t p = begin; p < blocks.end(b); ++p) {
+        const Stencil s = K::stencil(g, cb, x + D * p);
+        const Real mp = f.mass(p);
+        const Vec mv = mp * VecMap(const_cast<Real*>(v) + D * p);
+        const Vec fb = body ? Vec(mp * VecMap(const_cast<Real*>(body) + D * p)) : zero;
+        const Real* tau_p = stress + D * D * (p - begin);
+        if constexpr (D == 3) {
+          if (!flip) {  // momentum + Δt force in one set of components, 4 lanes per node
+            K::splat_mass_momentum(window, ex, ey, s, mp, mv + dt * fb, B + D * D * p, mp * d_inverse, tau_p,
+                                   dt);
+            continue;
+          }
+        }
+        const Mat affine = (mp * d_inverse) * Mat(MatMap(const_cast<Real*>(B) + D * D * p));
+        const Mat tau = MatMap(const_cast<Real*>(tau_p));
+        Vec e[D][N];
+        if (!flip) {  // momentum + Δt force in one set of components
+          for (int a = 0; a < D; ++a)
+            for (int i = 0; i < N; ++i) e[a][i] = s.wo[a][i] * affine.col(a) - (dt * s.dw[a][i]) * tau.col(a);
+          K::splat(window, c, ex, ey, s, mv + dt * fb, e, 1, &mp);
+        } else {  // momentum and force apart: FLIP's velocity increment (spec §6.4), the midpoint rule's vⁿ
+          Vec force[D][N];  // the momentum keeps APIC's affine part (zero for FLIP and PIC)
+          for (int a = 0; a < D; ++a)
+            for (int i = 0; i < N; ++i)
+              e[a][i] = s.wo[a][i] * affine.col(a), force[a][i] = -s.dw[a][i] * tau.col(a);
+          K::splat(window, c, ex, ey, s, mv, e, 1, &mp);
+          K::splat(window, c, ex, ey, s, fb, force, 1 + D, nullptr);
+        }
+      }
       if (!sticky_.empty()) fold_behind_sticky_walls(b, window);
     }
   }
 
-  // Whether this step's G2P can prepare the next step's P2G (MpmModel::fused_sweep; not while a
-  // body force per particle is set, which may change between steps).
-  bool can_fuse(const Space& space) const {
-    return model_.fused_sweep() && space.particles().has_field(kChangedBlock) &&
-           !space.particles().has_field("body_force");
-  }
-
-  // The fused sweep's P2G for the next step (explicit_step): whether the windows prepared by the
-  // last grid_to_particles(..., prepare = true) and scatter_arrivals() hold what
-  // particles_to_grid(..., dt) would give now, with nothing changed since (same particles in the
-  // same order, same step).
-  bool prepared_for(Space& space, Real dt) const {
-    return prepared_layout_ && *prepared_layout_ == space.particles().layout() && prepared_dt_ == dt &&
-           prepared_windows_.size() == windows_size(space.ghost());
-  }
-  // Takes the prepared windows as this step's P2G (and folds them behind the sticky walls of this
-  // step, which the sweep could not know yet).
-  void use_prepared(const GhostExchange& ghost) {
-    windows_.swap(prepared_windows_);
-    prepared_layout_.reset();
-    if (sticky_.empty()) return;
-    const std::size_t wn = static_cast<std::size_t>(ghost.window_nodes()) * model_.grid_components();
-    for (std::size_t b = 0; b < ghost.source_keys().size(); ++b)
-      fold_behind_sticky_walls(b, windows_.data() + b * wn);
-  }
-
-  // After the migration that follows a preparing sweep: moves the prepared windows to the new
-  // block slots and adds the particles that arrived in each block (their P2G could not run in the
-  // sweep: they left the window it was filling).
-  void scatter_arrivals(Space& space, Real dt) {
-    const GhostExchange& ghost = space.ghost();
-    const ParticleBlocks& blocks = space.blocks();
-    move_prepared_windows(ghost);
-    const ParticleScatter scatter(model_, space.particles(), space.geometry(), ghost, dt);
-    for (std::size_t b = 0; b < blocks.count(); ++b) {
-      arrivals_.clear();
-      for (std::size_t p = blocks.begin(b); p < blocks.end(b); ++p)
-        if (scatter.changed_block[p]) arrivals_.push_back(p);
-      if (arrivals_.empty()) continue;
-      const Real* stress = listed_stress(scatter, arrivals_);
-      Real* window = prepared_windows_.data() + b * scatter.window_reals;
-      for (std::size_t q = 0; q < arrivals_.size(); ++q)
-        scatter.particle(window, decode_block_key(blocks.keys[b]), arrivals_[q], stress + D * D * q);
-    }
-    prepared_layout_ = space.particles().layout();
-    prepared_dt_ = dt;
-  }
-
-  // G2P (spec §9.2 steps 9-11, 13) for every particle, block by block; each particle's
-  // changed_block says whether it left its block. With `prepare` the sweep is fused (issue 29):
-  // right after a block's G2P, its particles' stress and the P2G of the next step (at the same
-  // dt) of those that stayed in the block go into the prepared windows, while the block's data is
-  // in cache; scatter_arrivals() adds the others after the migration.
-  void grid_to_particles(Space& space, Real dt, long step, bool prepare = false) {
+  void grid_to_particles(Space& space, Real dt, long step) {
     ParticleSet& ps = space.particles();
     const ParticleBlocks& blocks = space.blocks();
+    const BlockGeometry& g = space.geometry();
     const GhostExchange& ghost = space.ghost();
-    const ParticleUpdate update(model_, ps, space.geometry(), ghost, dt);
-    const ParticleScatter scatter(model_, ps, space.geometry(), ghost, dt);
-    if (prepare) {
-      prepared_windows_.assign(windows_size(ghost), 0.0);
-      prepared_keys_ = blocks.keys;
-    }
-    prepared_layout_.reset();
-    windows_.push_back(0.0);  // the 3D gather reads a node's 3 components 4 at a time
+    Real* x = ps.positions();
+    Real* v = ps.real("velocity");
+    Real* B = ps.real("B");
+    Real* F = ps.real("F");
+    Real* Jp = ps.has_field("Jp") ? ps.real("Jp") : nullptr;
+    const typename Model::Fields f = model_.fields(ps);
+    const ParticleId* id = ps.ids();
+    const int cv = model_.velocity_components();
+    const int ex = ghost.window_extent(0), ey = ghost.window_extent(1);
+    const std::size_t wn = static_cast<std::size_t>(ghost.window_nodes()) * cv;
+    // The scheme, read once: per particle the compiler would reload it after every store.
+    const bool flip = model_.transfer == Transfer::Flip, apic = model_.transfer == Transfer::Apic;
+    const bool midpoint = model_.midpoint, plastic = model_.plastic;
+    const Real flip_ratio = model_.flip_ratio;
     ParticleId bad_id = std::numeric_limits<ParticleId>::max();
     int bad_field = 0;
+    Real* viscous = ps.has_field("tau_viscous") ? ps.real("tau_viscous") : nullptr;
+    const Vec origin = Eigen::Map<const Eigen::Matrix<Real, 3, 1>>(g.origin.data()).template head<D>();
+    const Real reach = Real(kBlockCoordMax) * g.block * g.dx;  // of the block keys, either way
+    // An explicit step that moves a particle more than a cell broke the CFL condition (§9.3).
+    const Real max_move2 = model_.implicit ? std::numeric_limits<Real>::infinity() : g.dx * g.dx;
+    windows_.push_back(0.0);  // the 3D gather reads a node's 3 components 4 at a time
     for (std::size_t b = 0; b < blocks.count(); ++b) {
       const BlockCoord cb = decode_block_key(blocks.keys[b]);
-      const std::size_t begin = blocks.begin(b), end = blocks.end(b);
-      const Real* window = windows_.data() + b * update.window_reals;
-      const auto report = [&](std::size_t p, int field) {
-        if (field != 0 && update.id[p] < bad_id) bad_id = update.id[p], bad_field = field;
-      };
-      if (model_.plastic) {
-        plastic_block(update, window, cb, begin, end, report);
-      } else {
-        for (std::size_t p = begin; p < end; ++p) report(p, update.particle(window, cb, p));
+      const Real* window = windows_.data() + b * wn;
+      for (std::size_t p = blocks.begin(b); p < blocks.end(b); ++p) {
+        const Stencil s = K::stencil(g, cb, x + D * p);
+        // v_p = Σ w v_i, B_p = Σ w v_i (x_i − x_p)ᵀ, L = ∇v = Σ v_i ∇wᵀ (spec §6.1, §7.2)
+        Vec v_pic, v_old = Vec::Zero();
+        Mat B_new, L;
+        bool gathered = false;
+        if constexpr (D == 3)
+          if (cv == 3) K::gather_velocity(window, ex, ey, s, v_pic, B_new, L), gathered = true;
+        if (!gathered) gather_velocity(window, cv, ex, ey, s, flip, v_pic, v_old, B_new, L);
+        Vec v_move = v_pic;
+        if (midpoint) {  // the midpoint velocity moves the particles and updates F
+          L = K::gradient(window, cv, ex, ey, s, 2 * D);
+          v_move = K::interpolate(window, cv, ex, ey, s, 2 * D);
+        }
+        const Vec v_change = v_pic - v_old;
+        Mat Fp = (Mat::Identity() + dt * L) * Mat(MatMap(F + D * D * p));  // spec §7.2
+        Real jp = f.Jp(p);
+        if (plastic)
+          std::visit([&](const auto& m) { m.template project<D>(Fp, jp); },
+                     model_.materials[f.material(p)]);  // §3.2
+        Vec v_new = v_pic;
+        if (flip)
+          v_new = (1 - flip_ratio) * v_pic + flip_ratio * (VecMap(v + D * p) + v_change);  // spec §6.4
+        if (!apic) B_new.setZero();
+        const Vec x_new = VecMap(x + D * p) + dt * v_move;  // spec §9.2 step 13
+        // A sum is finite only if every term is (one test per particle; which one failed is
+        // looked up only for a particle that fails).
+        const Real probe = (x_new.sum() + v_new.sum()) + (B_new.sum() + Fp.sum()) + jp;
+        const int field = !std::isfinite(probe) ? non_finite_field(x_new, v_new, B_new, Fp, jp)
+                          : ((x_new - origin).cwiseAbs().array() > reach).any() ? 6
+                          : (dt * v_move).squaredNorm() > max_move2             ? 7
+                                                                                : 0;
+        if (field != 0) {  // keep this particle's last good state; the step fails below
+          if (id[p] < bad_id) bad_id = id[p], bad_field = field;
+          continue;
+        }
+        VecMap(x + D * p) = x_new;
+        VecMap(v + D * p) = v_new;
+        MatMap(B + D * D * p) = B_new;
+        MatMap(F + D * D * p) = Fp;
+        if (Jp) Jp[p] = jp;
+        if (viscous)
+          MatMap(viscous + D * D * p) =
+              viscous_kirchhoff(model_.materials[f.material(p)], L, Fp.determinant());
       }
-      if (!prepare) continue;
-      const Real* stress = block_stress(scatter.f, scatter.F, scatter.viscous, begin, end);
-      scatter.block(prepared_windows_.data() + b * scatter.window_reals, blocks.keys[b], begin, end, stress,
-                    0);
     }
     check_finite(space, bad_id, bad_field, step);
   }
 
  private:
-  // P2G of one particle (spec §6.1, §8 eq. (189)), with the fields and settings it reads resolved
-  // once per sweep.
-  struct ParticleScatter {
-    ParticleScatter(const Model& model, const ParticleSet& ps, const BlockGeometry& geometry,
-                    const GhostExchange& ghost, Real step)
-        : g(geometry),
-          x(ps.positions()),
-          v(ps.real("velocity")),
-          B(ps.real("B")),
-          f(model.fields(ps)),
-          // Optional external acceleration per particle (manufactured solutions, tests): b_p adds
-          // m_p b_p w_ip to f_i (spec §8 eq. (189) with a body force).
-          body(ps.has_field("body_force") ? ps.real("body_force") : nullptr),
-          F(model.implicit ? nullptr : ps.real("F")),  // the implicit step's stress is viscous only
-          viscous(ps.has_field("tau_viscous") ? ps.real("tau_viscous") : nullptr),
-          changed_block(ps.has_field(kChangedBlock) ? ps.int32(kChangedBlock) : nullptr),
-          c(model.grid_components()),
-          ex(ghost.window_extent(0)),
-          ey(ghost.window_extent(1)),
-          window_reals(static_cast<std::size_t>(ghost.window_nodes()) * c),
-          d_inverse(model.transfer == Transfer::Apic ? Kernel::kInverseD / (g.dx * g.dx) : 0.0),
-          flip(model.split_grid()),
-          dt(step) {}
-
-    // The particles of [begin, end) (block `key`, stress: theirs from begin) whose changed_block is
-    // `arrived` (all of them for particles that carry none).
-    void block(Real* window, BlockKey key, std::size_t begin, std::size_t end, const Real* stress,
-               int arrived) const {
-      const BlockCoord cb = decode_block_key(key);
-      for (std::size_t p = begin; p < end; ++p)
-        if (!changed_block || changed_block[p] == arrived)
-          particle(window, cb, p, stress + D * D * (p - begin));
-    }
-
-    void particle(Real* window, const BlockCoord& cb, std::size_t p, const Real* tau_p) const {
-      const Stencil s = K::stencil(g, cb, x + D * p);
-      const Real mp = f.mass(p);
-      const Vec mv = mp * VecMap(const_cast<Real*>(v) + D * p);
-      const Vec fb = body ? Vec(mp * VecMap(const_cast<Real*>(body) + D * p)) : Vec::Zero();
-      if constexpr (D == 3) {
-        if (!flip) {  // momentum + Δt force in one set of components, 4 lanes per node
-          K::splat_mass_momentum(window, ex, ey, s, mp, mv + dt * fb, B + D * D * p, mp * d_inverse, tau_p,
-                                 dt);
-          return;
-        }
-      }
-      const Mat affine = (mp * d_inverse) * Mat(MatMap(const_cast<Real*>(B) + D * D * p));
-      const Mat tau = MatMap(const_cast<Real*>(tau_p));
-      Vec e[D][N];
-      if (!flip) {  // momentum + Δt force in one set of components
-        for (int a = 0; a < D; ++a)
-          for (int i = 0; i < N; ++i) e[a][i] = s.wo[a][i] * affine.col(a) - (dt * s.dw[a][i]) * tau.col(a);
-        K::splat(window, c, ex, ey, s, mv + dt * fb, e, 1, &mp);
-      } else {  // momentum and force apart: FLIP's velocity increment (spec §6.4), the midpoint rule's vⁿ
-        Vec force[D][N];  // the momentum keeps APIC's affine part (zero for FLIP and PIC)
-        for (int a = 0; a < D; ++a)
-          for (int i = 0; i < N; ++i)
-            e[a][i] = s.wo[a][i] * affine.col(a), force[a][i] = -s.dw[a][i] * tau.col(a);
-        K::splat(window, c, ex, ey, s, mv, e, 1, &mp);
-        K::splat(window, c, ex, ey, s, fb, force, 1 + D, nullptr);
-      }
-    }
-
-    const BlockGeometry& g;
-    const Real *x, *v, *B;
-    typename Model::Fields f;
-    const Real *body, *F, *viscous;
-    const std::int32_t* changed_block;
-    int c, ex, ey;
-    std::size_t window_reals;
-    Real d_inverse;
-    bool flip;
-    Real dt;
-  };
-
-  // G2P of one particle (spec §6.1, §7.2, §9.2 steps 9-11, 13): its new x, v, B, F (and J_P, the
-  // viscous stress, whether it left its block), or, for a value that is not finite or a move
-  // the step cannot take, the code check_finite reports, with the particle left as it was.
-  struct ParticleUpdate {
-    ParticleUpdate(const Model& model, ParticleSet& ps, const BlockGeometry& geometry,
-                   const GhostExchange& ghost, Real step)
-        : model(model),
-          g(geometry),
-          x(ps.positions()),
-          v(ps.real("velocity")),
-          B(ps.real("B")),
-          F(ps.real("F")),
-          Jp(ps.has_field("Jp") ? ps.real("Jp") : nullptr),
-          viscous(ps.has_field("tau_viscous") ? ps.real("tau_viscous") : nullptr),
-          changed_block(ps.has_field(kChangedBlock) ? ps.int32(kChangedBlock) : nullptr),
-          id(ps.ids()),
-          f(model.fields(ps)),
-          cv(model.velocity_components()),
-          ex(ghost.window_extent(0)),
-          ey(ghost.window_extent(1)),
-          window_reals(static_cast<std::size_t>(ghost.window_nodes()) * cv),
-          // The scheme, read once: per particle the compiler would reload it after every store.
-          flip(model.transfer == Transfer::Flip),
-          apic(model.transfer == Transfer::Apic),
-          midpoint(model.midpoint),
-          plastic(model.plastic),
-          flip_ratio(model.flip_ratio),
-          origin(Eigen::Map<const Eigen::Matrix<Real, 3, 1>>(g.origin.data()).template head<D>()),
-          reach(Real(kBlockCoordMax) * g.block * g.dx),  // of the block keys, either way
-          // An explicit step that moves a particle more than a cell broke the CFL condition (§9.3).
-          max_move2(model.implicit ? std::numeric_limits<Real>::infinity() : g.dx * g.dx),
-          inv_dx(1 / g.dx),
-          dt(step) {}
-
-    // G2P's new values of a particle, F and J_P before the return mapping.
-    struct Trial {
-      Vec x, v;
-      Mat B, L, F;
-      Real Jp, move2;
-    };
-
-    // An elastic material's particle (no return mapping).
-    // (Flattened: with the contractions, the stores and the block test out of line, G2P took 20 %
-    // longer.)
-    [[gnu::flatten]] int particle(const Real* window, const BlockCoord& cb, std::size_t p) const {
-      return finish(cb, p, trial(window, cb, p));
-    }
-
-    // The sums of spec §6.1, §7.2, the new x, v, B and the trial F̂ = (I + Δt L) F.
-    [[gnu::always_inline]] Trial trial(const Real* window, const BlockCoord& cb, std::size_t p) const {
-      const Stencil s = K::stencil(g, cb, x + D * p);
-      // v_p = Σ w v_i, B_p = Σ w v_i (x_i − x_p)ᵀ, L = ∇v = Σ v_i ∇wᵀ (spec §6.1, §7.2)
-      Vec v_pic, v_old = Vec::Zero();
-      Trial t;
-      bool gathered = false;
-      if constexpr (D == 3)
-        if (cv == 3) K::gather_velocity(window, ex, ey, s, v_pic, t.B, t.L), gathered = true;
-      if (!gathered) gather_velocity(window, cv, ex, ey, s, flip, v_pic, v_old, t.B, t.L);
-      Vec v_move = v_pic;
-      if (midpoint) {  // the midpoint velocity moves the particles and updates F
-        t.L = K::gradient(window, cv, ex, ey, s, 2 * D);
-        v_move = K::interpolate(window, cv, ex, ey, s, 2 * D);
-      }
-      t.F = (Mat::Identity() + dt * t.L) * Mat(MatMap(F + D * D * p));  // spec §7.2
-      t.Jp = f.Jp(p);
-      t.v = v_pic;
-      if (flip)
-        t.v = (1 - flip_ratio) * v_pic + flip_ratio * (VecMap(v + D * p) + v_pic - v_old);  // spec §6.4
-      if (!apic) t.B.setZero();
-      t.x = VecMap(x + D * p) + dt * v_move;  // spec §9.2 step 13
-      t.move2 = (dt * v_move).squaredNorm();
-      return t;
-    }
-
-    // Writes the particle's new state (F and J_P after the return mapping), or returns the code
-    // check_finite reports and leaves the particle as it was.
-    [[gnu::always_inline]] int finish(const BlockCoord& cb, std::size_t p, const Trial& t) const {
-      const Mat& Fp = t.F;
-      const Real jp = t.Jp;
-      // A sum is finite only if every term is (one test per particle; which one failed is
-      // looked up only for a particle that fails).
-      const Real probe = (t.x.sum() + t.v.sum()) + (t.B.sum() + Fp.sum()) + jp;
-      const int field = !std::isfinite(probe) ? non_finite_field(t.x, t.v, t.B, Fp, jp)
-                        : ((t.x - origin).cwiseAbs().array() > reach).any() ? 6
-                        : t.move2 > max_move2                               ? 7
-                                                                            : 0;
-      if (field != 0) return field;  // keep this particle's last good state; the step fails
-      VecMap(x + D * p) = t.x;
-      VecMap(v + D * p) = t.v;
-      MatMap(B + D * D * p) = t.B;
-      MatMap(F + D * D * p) = Fp;
-      if (Jp) Jp[p] = jp;
-      if (viscous)
-        MatMap(viscous + D * D * p) =
-            viscous_kirchhoff(model.materials[f.material(p)], t.L, Fp.determinant());
-      if (changed_block) changed_block[p] = left_block(cb, x + D * p);
-      return 0;
-    }
-
-    // Whether a new position left block cb, as the migration decides it (BlockGeometry::holds: a
-    // division per axis), which only a position within round-off of a face can need: elsewhere a
-    // multiplication by 1/Δx cannot round across a cell boundary (a margin of 1e-6 cells).
-    [[gnu::always_inline]] bool left_block(const BlockCoord& cb, const Real* xp) const {
-      constexpr Real kMargin = 1e-6;
-      for (int a = 0; a < D; ++a) {
-        const Real u = (xp[a] - g.origin[a]) * inv_dx, first = Real(cb[a]) * g.block;
-        if (!(u > first + kMargin && u < first + g.block - kMargin)) return !g.holds(cb, xp);
-      }
-      return false;
-    }
-
-    const Model& model;
-    const BlockGeometry& g;
-    Real *x, *v, *B, *F, *Jp, *viscous;
-    std::int32_t* changed_block;
-    const ParticleId* id;
-    typename Model::Fields f;
-    int cv, ex, ey;
-    std::size_t window_reals;
-    bool flip, apic, midpoint, plastic;
-    Real flip_ratio;
-    Vec origin;
-    Real reach, max_move2, inv_dx, dt;
-  };
-
-  // G2P of the particles [begin, end) of block cb with a plastic material: the trial states first,
-  // then the return mapping (§3.2) by runs of one material (project_run: snow's and
-  // Drucker–Prager's batched SVD), then the checks and writes; report(p, code) per particle.
-  template <class Report>
-  void plastic_block(const ParticleUpdate& update, const Real* window, const BlockCoord& cb,
-                     std::size_t begin, std::size_t end, Report&& report) {
-    const std::size_t n = end - begin;
-    const typename Model::Fields& f = update.f;
-    trials_.resize(n), trial_F_.resize(n * D * D), trial_Jp_.resize(n);
-    for (std::size_t q = 0; q < n; ++q) {
-      trials_[q] = update.trial(window, cb, begin + q);
-      MatMap{trial_F_.data() + D* D* q} = trials_[q].F;
-      trial_Jp_[q] = trials_[q].Jp;
-    }
-    for (std::size_t run = 0, next = 0; run < n; run = next) {
-      next = f.material_index ? run + 1 : n;
-      while (next < n && f.material(begin + next) == f.material(begin + run)) ++next;
-      std::visit([&](const auto& m) { project_run<D>(m, trial_F_.data(), trial_Jp_.data(), run, next); },
-                 model_.materials[f.material(begin + run)]);
-    }
-    for (std::size_t q = 0; q < n; ++q) {
-      trials_[q].F = MatMap(trial_F_.data() + D * D * q), trials_[q].Jp = trial_Jp_[q];
-      report(begin + q, update.finish(cb, begin + q, trials_[q]));
-    }
-  }
-
-  std::size_t windows_size(const GhostExchange& ghost) const {
-    return ghost.source_keys().size() * ghost.window_nodes() * model_.grid_components();
-  }
-
-  // The prepared windows, from the block slots of the sweep (prepared_keys_) to those of the
-  // migrated blocks (both sorted, so a slot's window moves down or up in one monotone pass each);
-  // a block that appeared starts empty. (A block that vanished had no stayers: its window is 0.)
-  void move_prepared_windows(const GhostExchange& ghost) {
-    const std::vector<BlockKey>& keys = ghost.source_keys();
-    if (keys == prepared_keys_) return;
-    const std::size_t wn = static_cast<std::size_t>(ghost.window_nodes()) * model_.grid_components();
-    std::vector<long> from(keys.size(), -1);
-    for (std::size_t s = 0; s < keys.size(); ++s) {
-      const auto it = std::lower_bound(prepared_keys_.begin(), prepared_keys_.end(), keys[s]);
-      if (it != prepared_keys_.end() && *it == keys[s]) from[s] = it - prepared_keys_.begin();
-    }
-    prepared_windows_.resize(std::max(keys.size(), prepared_keys_.size()) * wn);
-    Real* w = prepared_windows_.data();
-    const auto move = [&](std::size_t s) { std::copy_n(w + from[s] * wn, wn, w + s * wn); };
-    for (std::size_t s = 0; s < keys.size(); ++s)
-      if (from[s] > long(s)) move(s);
-    for (std::size_t s = keys.size(); s-- > 0;)
-      if (from[s] >= 0 && from[s] < long(s)) move(s);
-    for (std::size_t s = 0; s < keys.size(); ++s)
-      if (from[s] < 0) std::fill_n(w + s * wn, wn, 0.0);
-    prepared_windows_.resize(keys.size() * wn);
-    prepared_keys_ = keys;
-  }
-
-  // block_stress of the listed particles (not one range: the arrivals of a block).
-  const Real* listed_stress(const ParticleScatter& s, const std::vector<std::size_t>& list) {
-    const std::size_t n = list.size(), dd = D * D;
-    listed_F_.resize(n * dd), listed_V0_.resize(n);
-    listed_Jp_.resize(s.f.plastic_ratio ? n : 0), listed_material_.resize(s.f.material_index ? n : 0);
-    listed_viscous_.resize(s.viscous ? n * dd : 0);
-    for (std::size_t q = 0; q < n; ++q) {
-      const std::size_t p = list[q];
-      std::copy_n(s.F + dd * p, dd, listed_F_.data() + dd * q);
-      listed_V0_[q] = s.f.V0[p];
-      if (s.f.plastic_ratio) listed_Jp_[q] = s.f.plastic_ratio[p];
-      if (s.f.material_index) listed_material_[q] = s.f.material_index[p];
-      if (s.viscous) std::copy_n(s.viscous + dd * p, dd, listed_viscous_.data() + dd * q);
-    }
-    const typename Model::Fields f{s.f.material_index ? listed_material_.data() : nullptr,
-                                   s.f.plastic_ratio ? listed_Jp_.data() : nullptr, listed_V0_.data(),
-                                   s.f.density};
-    return block_stress(f, listed_F_.data(), s.viscous ? listed_viscous_.data() : nullptr, 0, n);
-  }
-
   // τ_p V_p⁰ of particles [begin, end) (one block) into block_stress_, in registers' reach: by
   // runs of consecutive particles of one material, so that the material is chosen once per run
   // and may work on a batch (kirchhoff_batch, Materials.hpp). Without F, only a viscous fluid's
@@ -599,18 +355,6 @@ class Transfers {
   std::vector<Real> ones_;          // J_P of particles that carry none
   std::vector<Real> block_stress_;  // τ V⁰ of one block's particles
   std::vector<Real> windows_, grid_, grid_velocity_;
-  // The fused sweep's P2G of the next step: its windows, the block keys of their slots, the
-  // particle layout (after the migration) and the step they were made for (prepared_for).
-  std::vector<Real> prepared_windows_;
-  std::vector<BlockKey> prepared_keys_;
-  std::optional<std::uint64_t> prepared_layout_;
-  Real prepared_dt_ = 0;
-  std::vector<std::size_t> arrivals_;  // of one block
-  // G2P of a plastic material: one block's trial states until its return mapping has run.
-  std::vector<typename ParticleUpdate::Trial> trials_;
-  std::vector<Real> trial_F_, trial_Jp_;
-  std::vector<Real> listed_F_, listed_V0_, listed_Jp_, listed_viscous_;
-  std::vector<std::int32_t> listed_material_;
 };
 
 }  // namespace nendo

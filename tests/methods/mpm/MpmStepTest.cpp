@@ -129,12 +129,10 @@ TEST(MpmStep, FreeFallIsExact) {
 // boundaries and the partition is re-balanced is bitwise identical on 1, 2, 3 and 4 ranks.
 // The sphere is snow, so the state includes J_P and the return mapping.
 std::map<ParticleId, std::vector<Real>> state_after(MPI_Comm comm, int steps, bool overlap = true,
-                                                    const std::string& colliders = "colliders=[]",
-                                                    bool fused = true) {
+                                                    const std::string& colliders = "colliders=[]") {
   MpmRun run(comm, two_blocks(3),
              {"materials.jelly.E=2.0e5", "materials.rubber.model=snow",
-              std::string("grid.overlap=") + (overlap ? "true" : "false"), colliders,
-              std::string("grid.fused_sweep=") + (fused ? "true" : "false")});
+              std::string("grid.overlap=") + (overlap ? "true" : "false"), colliders});
   for (int s = 0; s < steps; ++s) {
     if (s % 25 == 24) run.space->rebalance();
     run.step(2e-4);
@@ -201,22 +199,6 @@ TEST(MpmStep, OverlapOfTheGhostExchangeChangesNoBit) {
   ASSERT_EQ(overlapped.size(), blocking.size());
   for (const auto& [id, values] : blocking) {
     const auto& other = overlapped.at(id);
-    ASSERT_EQ(std::memcmp(values.data(), other.data(), values.size() * sizeof(Real)), 0) << "particle " << id;
-  }
-}
-
-// G2P fused with the next step's P2G (the default) or two passes: the same bits, with particles
-// changing blocks (and blocks appearing and vanishing) every step, a sticky wall folding the
-// prepared windows, the rebalances of state_after (the next step cannot use the sweep's P2G) and
-// a plastic material.
-TEST(MpmStep, FusedSweepChangesNoBit) {
-  const std::string wall =
-      "colliders=[{shape: plane, point: [0, 0, 0], normal: [0, 0, 1], boundary: sticky}]";
-  const auto fused = state_after(MPI_COMM_WORLD, 60, true, wall, true);
-  const auto apart = state_after(MPI_COMM_WORLD, 60, true, wall, false);
-  ASSERT_EQ(fused.size(), apart.size());
-  for (const auto& [id, values] : apart) {
-    const auto& other = fused.at(id);
     ASSERT_EQ(std::memcmp(values.data(), other.data(), values.size() * sizeof(Real)), 0) << "particle " << id;
   }
 }
