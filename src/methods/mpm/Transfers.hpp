@@ -185,11 +185,35 @@ class Transfers {
     const Real reach = Real(kBlockCoordMax) * g.block * g.dx;  // of the block keys, either way
     // An explicit step that moves a particle more than a cell broke the CFL condition (§9.3).
     const Real max_move2 = model_.implicit ? std::numeric_limits<Real>::infinity() : g.dx * g.dx;
+    // A particle's new state, written if every value is finite and the move is within the CFL bound.
+    const auto finish = [&](std::size_t p, const Vec& x_new, const Vec& v_new, const Mat& B_new,
+                            const Mat& Fp, Real jp, const Mat& L, Real move2) {
+      // A sum is finite only if every term is (one test per particle; which one failed is
+      // looked up only for a particle that fails).
+      const Real probe = (x_new.sum() + v_new.sum()) + (B_new.sum() + Fp.sum()) + jp;
+      const int field = !std::isfinite(probe) ? non_finite_field(x_new, v_new, B_new, Fp, jp)
+                        : ((x_new - origin).cwiseAbs().array() > reach).any() ? 6
+                        : move2 > max_move2                                   ? 7
+                                                                              : 0;
+      if (field != 0) {  // keep this particle's last good state; the step fails below
+        if (id[p] < bad_id) bad_id = id[p], bad_field = field;
+        return;
+      }
+      VecMap(x + D * p) = x_new;
+      VecMap(v + D * p) = v_new;
+      MatMap(B + D * D * p) = B_new;
+      MatMap(F + D * D * p) = Fp;
+      if (Jp) Jp[p] = jp;
+      if (viscous)
+        MatMap(viscous + D * D * p) = viscous_kirchhoff(model_.materials[f.material(p)], L, Fp.determinant());
+    };
     windows_.push_back(0.0);  // the 3D gather reads a node's 3 components 4 at a time
     for (std::size_t b = 0; b < blocks.count(); ++b) {
       const BlockCoord cb = decode_block_key(blocks.keys[b]);
       const Real* window = windows_.data() + b * wn;
-      for (std::size_t p = blocks.begin(b); p < blocks.end(b); ++p) {
+      const std::size_t begin = blocks.begin(b), n = blocks.end(b) - begin;
+      if (plastic) trial_F_.resize(n * D * D), trial_Jp_.resize(n), pending_.resize(n * kPending);
+      for (std::size_t p = begin; p < blocks.end(b); ++p) {
         const Stencil s = K::stencil(g, cb, x + D * p);
         // v_p = Σ w v_i, B_p = Σ w v_i (x_i − x_p)ᵀ, L = ∇v = Σ v_i ∇wᵀ (spec §6.1, §7.2)
         Vec v_pic, v_old = Vec::Zero();
@@ -204,35 +228,40 @@ class Transfers {
           v_move = K::interpolate(window, cv, ex, ey, s, 2 * D);
         }
         const Vec v_change = v_pic - v_old;
-        Mat Fp = (Mat::Identity() + dt * L) * Mat(MatMap(F + D * D * p));  // spec §7.2
-        Real jp = f.Jp(p);
-        if (plastic)
-          std::visit([&](const auto& m) { m.template project<D>(Fp, jp); },
-                     model_.materials[f.material(p)]);  // §3.2
+        const Mat Fp = (Mat::Identity() + dt * L) * Mat(MatMap(F + D * D * p));  // spec §7.2
         Vec v_new = v_pic;
         if (flip)
           v_new = (1 - flip_ratio) * v_pic + flip_ratio * (VecMap(v + D * p) + v_change);  // spec §6.4
         if (!apic) B_new.setZero();
         const Vec x_new = VecMap(x + D * p) + dt * v_move;  // spec §9.2 step 13
-        // A sum is finite only if every term is (one test per particle; which one failed is
-        // looked up only for a particle that fails).
-        const Real probe = (x_new.sum() + v_new.sum()) + (B_new.sum() + Fp.sum()) + jp;
-        const int field = !std::isfinite(probe) ? non_finite_field(x_new, v_new, B_new, Fp, jp)
-                          : ((x_new - origin).cwiseAbs().array() > reach).any() ? 6
-                          : (dt * v_move).squaredNorm() > max_move2             ? 7
-                                                                                : 0;
-        if (field != 0) {  // keep this particle's last good state; the step fails below
-          if (id[p] < bad_id) bad_id = id[p], bad_field = field;
+        const Real move2 = (dt * v_move).squaredNorm();
+        if (!plastic) {
+          finish(p, x_new, v_new, B_new, Fp, f.Jp(p), L, move2);
           continue;
         }
-        VecMap(x + D * p) = x_new;
-        VecMap(v + D * p) = v_new;
-        MatMap(B + D * D * p) = B_new;
-        MatMap(F + D * D * p) = Fp;
-        if (Jp) Jp[p] = jp;
-        if (viscous)
-          MatMap(viscous + D * D * p) =
-              viscous_kirchhoff(model_.materials[f.material(p)], L, Fp.determinant());
+        // Plastic: the trial state waits for the block's return mapping, run by material.
+        const std::size_t q = p - begin;
+        Real* pending = pending_.data() + q * kPending;
+        MatMap(trial_F_.data() + D * D * q) = Fp;
+        trial_Jp_[q] = f.Jp(p);
+        VecMap{pending} = x_new;
+        VecMap(pending + D) = v_new;
+        MatMap(pending + 2 * D) = B_new;
+        MatMap(pending + 2 * D + D * D) = L;
+        pending[kPending - 1] = move2;
+      }
+      if (!plastic) continue;
+      for (std::size_t run = 0, next = 0; run < n; run = next) {  // §3.2
+        next = f.material_index ? run + 1 : n;
+        while (next < n && f.material(begin + next) == f.material(begin + run)) ++next;
+        std::visit([&](const auto& m) { project_run<D>(m, trial_F_.data(), trial_Jp_.data(), run, next); },
+                   model_.materials[f.material(begin + run)]);
+      }
+      for (std::size_t q = 0; q < n; ++q) {
+        Real* pending = pending_.data() + q * kPending;
+        finish(begin + q, VecMap(pending), VecMap(pending + D), Mat(MatMap(pending + 2 * D)),
+               Mat(MatMap(trial_F_.data() + D * D * q)), trial_Jp_[q], Mat(MatMap(pending + 2 * D + D * D)),
+               pending[kPending - 1]);
       }
     }
     check_finite(space, bad_id, bad_field, step);
@@ -354,6 +383,10 @@ class Transfers {
   StickyMirror<D> sticky_;          // the sticky colliders, held as odd reflections
   std::vector<Real> ones_;          // J_P of particles that carry none
   std::vector<Real> block_stress_;  // τ V⁰ of one block's particles
+  // G2P of a plastic scene: one block's trial F and J_P, and its other new values (x, v, B, L, the
+  // squared move) until the block's return mapping has run.
+  static constexpr int kPending = 2 * D + 2 * D * D + 1;
+  std::vector<Real> trial_F_, trial_Jp_, pending_;
   std::vector<Real> windows_, grid_, grid_velocity_;
 };
 
