@@ -186,8 +186,9 @@ class Transfers {
     // An explicit step that moves a particle more than a cell broke the CFL condition (§9.3).
     const Real max_move2 = model_.implicit ? std::numeric_limits<Real>::infinity() : g.dx * g.dx;
     // A particle's new state, written if every value is finite and the move is within the CFL bound.
+    // (Inlined: called out of line, G2P took 7 % longer for elastic materials.)
     const auto finish = [&](std::size_t p, const Vec& x_new, const Vec& v_new, const Mat& B_new,
-                            const Mat& Fp, Real jp, const Mat& L, Real move2) {
+                            const Mat& Fp, Real jp, const Mat& L, Real move2) __attribute__((always_inline)) {
       // A sum is finite only if every term is (one test per particle; which one failed is
       // looked up only for a particle that fails).
       const Real probe = (x_new.sum() + v_new.sum()) + (B_new.sum() + Fp.sum()) + jp;
