@@ -559,23 +559,36 @@ inline void polar_svd_batch<2>(const Real* F, Real* U, Real* sigma, Real* V, int
   }
 }
 
-// fn(p, svd) with the polar SVD of each of the count row-major d×d matrices in F, p = 0, 1, …,
-// through polar_svd_batch kPolarBatch at a time.
-template <int D, class Fn>
-void for_each_polar_svd(const Real* F, std::size_t count, Fn&& fn) {
+// fn(p, svd) with the polar SVD of each of the count row-major d×d matrices in F for which
+// take(p), p ascending, through polar_svd_batch kPolarBatch at a time.
+template <int D, class Fn, class Take>
+void for_each_polar_svd(const Real* F, std::size_t count, Fn&& fn, Take&& take) {
   using RowMat = Eigen::Matrix<Real, D, D, Eigen::RowMajor>;
-  Real U[D * D * kPolarBatch], sigma[D * kPolarBatch], V[D * D * kPolarBatch];
+  Real batch[D * D * kPolarBatch], U[D * D * kPolarBatch], sigma[D * kPolarBatch], V[D * D * kPolarBatch];
+  std::size_t index[kPolarBatch];
+  int n = 0;
   PolarSvd<D> svd;
-  for (std::size_t first = 0; first < count; first += kPolarBatch) {
-    const int batch = static_cast<int>(std::min<std::size_t>(kPolarBatch, count - first));
-    polar_svd_batch<D>(F + D * D * first, U, sigma, V, batch);
-    for (int l = 0; l < batch; ++l) {
+  for (std::size_t p = 0; p < count; ++p) {
+    if (take(p)) {
+      std::copy(F + D * D * p, F + D * D * (p + 1), batch + D * D * n);
+      index[n++] = p;
+    }
+    if (n == 0 || (n < kPolarBatch && p + 1 < count)) continue;
+    polar_svd_batch<D>(batch, U, sigma, V, n);
+    for (int l = 0; l < n; ++l) {
       svd.U = Eigen::Map<const RowMat>(U + D * D * l);
       svd.sigma = Eigen::Map<const Eigen::Matrix<Real, D, 1>>(sigma + D * l);
       svd.V = Eigen::Map<const RowMat>(V + D * D * l);
-      fn(first + l, svd);
+      fn(index[l], svd);
     }
+    n = 0;
   }
+}
+
+// The same for every matrix.
+template <int D, class Fn>
+void for_each_polar_svd(const Real* F, std::size_t count, Fn&& fn) {
+  for_each_polar_svd<D>(F, count, std::forward<Fn>(fn), [](std::size_t) { return true; });
 }
 
 }  // namespace nendo

@@ -213,7 +213,7 @@ class Transfers {
       const BlockCoord cb = decode_block_key(blocks.keys[b]);
       const Real* window = windows_.data() + b * wn;
       const std::size_t begin = blocks.begin(b), n = blocks.end(b) - begin;
-      if (plastic) trial_F_.resize(n * D * D), trial_Jp_.resize(n), pending_.resize(n * kPending);
+      if (plastic) trial_F_.resize(n * D * D), trial_Jp_.resize(n), trials_.resize(n);
       for (std::size_t p = begin; p < blocks.end(b); ++p) {
         const Stencil s = K::stencil(g, cb, x + D * p);
         // v_p = Σ w v_i, B_p = Σ w v_i (x_i − x_p)ᵀ, L = ∇v = Σ v_i ∇wᵀ (spec §6.1, §7.2)
@@ -242,33 +242,44 @@ class Transfers {
         }
         // Plastic: the trial state waits for the block's return mapping, run by material.
         const std::size_t q = p - begin;
-        Real* pending = pending_.data() + q * kPending;
         MatMap(trial_F_.data() + D * D * q) = Fp;
         trial_Jp_[q] = f.Jp(p);
-        VecMap{pending} = x_new;
-        VecMap(pending + D) = v_new;
-        MatMap(pending + 2 * D) = B_new;
-        MatMap(pending + 2 * D + D * D) = L;
-        pending[kPending - 1] = move2;
+        trials_[q] = {x_new, v_new, B_new, L, move2};
       }
       if (!plastic) continue;
-      for (std::size_t run = 0, next = 0; run < n; run = next) {  // §3.2
-        next = f.material_index ? run + 1 : n;
-        while (next < n && f.material(begin + next) == f.material(begin + run)) ++next;
-        std::visit([&](const auto& m) { project_run<D>(m, trial_F_.data(), trial_Jp_.data(), run, next); },
-                   model_.materials[f.material(begin + run)]);
-      }
+      for_each_material_run(f, begin, n, [&](const auto& material, std::size_t run, std::size_t next) {
+        project_run<D>(material, trial_F_.data(), trial_Jp_.data(), run, next);  // §3.2
+      });
       for (std::size_t q = 0; q < n; ++q) {
-        Real* pending = pending_.data() + q * kPending;
-        finish(begin + q, VecMap(pending), VecMap(pending + D), Mat(MatMap(pending + 2 * D)),
-               Mat(MatMap(trial_F_.data() + D * D * q)), trial_Jp_[q], Mat(MatMap(pending + 2 * D + D * D)),
-               pending[kPending - 1]);
+        const Trial& t = trials_[q];
+        finish(begin + q, t.x, t.v, t.B, Mat(MatMap(trial_F_.data() + D * D * q)), trial_Jp_[q], t.L,
+               t.move2);
       }
     }
     check_finite(space, bad_id, bad_field, step);
   }
 
  private:
+  // G2P's new values of a plastic particle but F and J_P, until its block's return mapping has run.
+  struct Trial {
+    Vec x, v;
+    Mat B, L;
+    Real move2;
+  };
+
+  // fn(material, run, next) for each run [run, next) of the particles begin + [0, n) that share a
+  // material, so that a material is chosen once per run and may work on a batch.
+  template <class Fn>
+  void for_each_material_run(const typename Model::Fields& f, std::size_t begin, std::size_t n,
+                             Fn&& fn) const {
+    for (std::size_t run = 0, next = 0; run < n; run = next) {
+      next = f.material_index ? run + 1 : n;
+      while (next < n && f.material(begin + next) == f.material(begin + run)) ++next;
+      std::visit([&](const auto& material) { fn(material, run, next); },
+                 model_.materials[f.material(begin + run)]);
+    }
+  }
+
   // τ_p V_p⁰ of particles [begin, end) (one block) into block_stress_, in registers' reach: by
   // runs of consecutive particles of one material, so that the material is chosen once per run
   // and may work on a batch (kirchhoff_batch, Materials.hpp). Without F, only a viscous fluid's
@@ -281,12 +292,9 @@ class Transfers {
     if (F) {
       if (!f.plastic_ratio && ones_.size() < n) ones_.resize(n, 1.0);
       const Real* Jp = f.plastic_ratio ? f.plastic_ratio + begin : ones_.data();
-      for (std::size_t run = 0, next = 0; run < n; run = next) {
-        next = f.material_index ? run + 1 : n;
-        while (next < n && f.material(begin + next) == f.material(begin + run)) ++next;
-        std::visit([&](const auto& m) { kirchhoff_run<D>(m, F + D * D * begin, Jp, run, next, tau); },
-                   model_.materials[f.material(begin + run)]);
-      }
+      for_each_material_run(f, begin, n, [&](const auto& material, std::size_t run, std::size_t next) {
+        kirchhoff_run<D>(material, F + D * D * begin, Jp, run, next, tau);
+      });
     } else {
       std::fill(block_stress_.begin(), block_stress_.end(), 0.0);
     }
@@ -384,10 +392,10 @@ class Transfers {
   StickyMirror<D> sticky_;          // the sticky colliders, held as odd reflections
   std::vector<Real> ones_;          // J_P of particles that carry none
   std::vector<Real> block_stress_;  // τ V⁰ of one block's particles
-  // G2P of a plastic scene: one block's trial F and J_P, and its other new values (x, v, B, L, the
-  // squared move) until the block's return mapping has run.
-  static constexpr int kPending = 2 * D + 2 * D * D + 1;
-  std::vector<Real> trial_F_, trial_Jp_, pending_;
+  // G2P of a plastic scene: one block's trial F and J_P (the return mapping's input) and its other
+  // new values.
+  std::vector<Real> trial_F_, trial_Jp_;
+  std::vector<Trial> trials_;
   std::vector<Real> windows_, grid_, grid_velocity_;
 };
 

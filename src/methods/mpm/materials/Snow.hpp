@@ -97,27 +97,13 @@ struct Snow {
   // leaves it; the others go through polar_svd_batch, kPolarBatch at a time.
   template <int D>
   void project_batch(Real* F, Real* Jp, std::size_t count) const {
-    using RowMat = Eigen::Matrix<Real, D, D, Eigen::RowMajor>;
-    Real trial[D * D * kPolarBatch], U[D * D * kPolarBatch], sigma[D * kPolarBatch], V[D * D * kPolarBatch];
-    std::size_t index[kPolarBatch];
-    int n = 0;
-    PolarSvd<D> svd;
-    for (std::size_t p = 0; p < count; ++p) {
-      if (!clearly_elastic<D>(F + D * D * p)) {
-        std::copy(F + D * D * p, F + D * D * (p + 1), trial + D * D * n);
-        index[n++] = p;
-      }
-      if (n < kPolarBatch && (n == 0 || p + 1 < count)) continue;
-      polar_svd_batch<D>(trial, U, sigma, V, n);
-      for (int l = 0; l < n; ++l) {
-        svd.U = Eigen::Map<const RowMat>(U + D * D * l);
-        svd.sigma = Eigen::Map<const Eigen::Matrix<Real, D, 1>>(sigma + D * l);
-        svd.V = Eigen::Map<const RowMat>(V + D * D * l);
-        Eigen::Map<RowMat> Fp(F + D * D * index[l]);
-        project_svd<D>(svd, Fp, Jp[index[l]]);
-      }
-      n = 0;
-    }
+    for_each_polar_svd<D>(
+        F, count,
+        [&](std::size_t p, const PolarSvd<D>& svd) {
+          Eigen::Map<Eigen::Matrix<Real, D, D, Eigen::RowMajor>> Fp(F + D * D * p);
+          project_svd<D>(svd, Fp, Jp[p]);
+        },
+        [&](std::size_t p) { return !clearly_elastic<D>(F + D * D * p); });
   }
   // Whether det F > 0 and the eigenvalues σ_i² of C = FᵀF are inside ((1 − θ_c)², (1 + θ_s)²)
   // with a margin of 1e-12 (far above the SVD's round-off), by Gershgorin's discs: then no
