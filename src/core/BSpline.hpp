@@ -21,22 +21,16 @@ struct AxisWeights {
 struct QuadraticSpline {
   static constexpr int kNodes = 3;
   static constexpr Real kInverseD = 4.0;  // D_p = h^2/4 I (spec 002 §6.1)
-  static std::int64_t base(Real u) { return static_cast<std::int64_t>(std::floor(u - 0.5)); }
-  // The weights and derivatives at f = u - base, for a Real or for vector lanes of particles
-  // (GridKernels::stencil_lanes): the same operations, so the same bits.
-  template <class T>
-  static void weights(T f, Real inv_h, T (&w)[3], T (&dw)[3]) {
-    w[0] = 0.5 * (1.5 - f) * (1.5 - f);
-    w[1] = 0.75 - (f - 1) * (f - 1);
-    w[2] = 0.5 * (f - 0.5) * (f - 0.5);
-    dw[0] = (f - 1.5) * inv_h;
-    dw[1] = -2 * (f - 1) * inv_h;
-    dw[2] = (f - 0.5) * inv_h;
-  }
   static AxisWeights<3> axis(Real u, Real inv_h) {
     AxisWeights<3> a;
-    a.base = base(u);
-    weights(u - static_cast<Real>(a.base), inv_h, a.w, a.dw);
+    a.base = static_cast<std::int64_t>(std::floor(u - 0.5));
+    const Real f = u - static_cast<Real>(a.base);
+    a.w[0] = 0.5 * (1.5 - f) * (1.5 - f);
+    a.w[1] = 0.75 - (f - 1) * (f - 1);
+    a.w[2] = 0.5 * (f - 0.5) * (f - 0.5);
+    a.dw[0] = (f - 1.5) * inv_h;
+    a.dw[1] = -2 * (f - 1) * inv_h;
+    a.dw[2] = (f - 0.5) * inv_h;
     return a;
   }
 };

@@ -5,7 +5,6 @@
 // of a gradient ∇v_p = Σ_i v_i ∇w_ipᵀ. The transfers (Transfers.hpp) and the implicit system
 // (ImplicitSystem.hpp) are written with them.
 #include <Eigen/Dense>
-#include <type_traits>
 
 #include "core/BSpline.hpp"
 #include "core/Lanes4.hpp"
@@ -44,101 +43,6 @@ struct GridKernels {
       }
     }
     return s;
-  }
-
-  // Whether stencil_lanes serves this kernel: 3D, a kernel with lane weights (quadratic).
-  static constexpr bool kLanes = D == 3 && std::is_same_v<Kernel, QuadraticSpline>;
-  using Lanes = ParticleLanes;
-  static constexpr int kLaneCount = kParticleLanes;
-
-  // The stencils of up to kLaneCount particles that share their first node, and so every node: one
-  // particle per lane, the same operations as stencil(), so the same bits.
-  struct StencilLanes {
-    Lanes w[D][N], dw[D][N], wo[D][N];
-    Lanes x[D];          // the positions
-    std::size_t corner;  // the window index of the first node
-  };
-
-  // The window index of particle x's first stencil node (kLanes kernels): particles with equal
-  // corners share a StencilLanes.
-  static std::size_t corner(const BlockGeometry& g, const BlockCoord& block, int ex, int ey, const Real* x) {
-    static_assert(D == 3, "kLanes kernels are 3D");
-    const Real inv_h = 1 / g.dx;
-    std::size_t c[D];
-    for (int a = 0; a < D; ++a)
-      c[a] = static_cast<std::size_t>(Kernel::base((x[a] - g.origin[a]) * inv_h) -
-                                      std::int64_t(block[a]) * g.block + GhostExchange::kWindowLower);
-    return c[0] + ex * (c[1] + ey * c[2]);
-  }
-
-  // The stencils of particles x + D index[l], l < count (≤ kLaneCount), which share the corner `corner` of
-  // the block's window; lanes from count on repeat lane 0.
-  static StencilLanes stencil_lanes(const BlockGeometry& g, std::size_t corner, const Real* x,
-                                    const std::uint32_t* index, int count) {
-    StencilLanes s;
-    s.corner = corner;
-    const Real inv_h = 1 / g.dx;
-    std::size_t at[kLaneCount];
-    for (int l = 0; l < kLaneCount; ++l) at[l] = D * std::size_t(index[l < count ? l : 0]);
-    for (int a = 0; a < D; ++a) {
-      const Lanes& xa = s.x[a] = gather_lanes(x + a, at);
-      const std::int64_t base = Kernel::base((x[D * index[0] + a] - g.origin[a]) * inv_h);
-      const Lanes u = (xa - g.origin[a]) * inv_h;
-      Kernel::weights(u - static_cast<Real>(base), inv_h, s.w[a], s.dw[a]);
-      for (int i = 0; i < N; ++i)
-        s.wo[a][i] = s.w[a][i] * (static_cast<Real>(base + i) * g.dx + g.origin[a] - xa);
-    }
-    return s;
-  }
-
-  // gather_velocity for the particles of a StencilLanes: each node's velocity is read once for
-  // all lanes. The same operations per lane as gather_velocity, so the same bits. v[c], B[c][a],
-  // L[c][a]: the lanes of row c, column a. In two sweeps over the nodes (v and B, then L), so that
-  // the sums stay in registers (AVX-512: 32; two sweeps add 9 multiply-adds per row).
-  static void gather_velocity_lanes(const Real* window, int ex, int ey, const StencilLanes& s, Lanes (&v)[3],
-                                    Lanes (&B)[3][3], Lanes (&L)[3][3]) {
-    static_assert(D == 3, "3 components per node");
-    const Lanes zero = {};
-    for (int c = 0; c < 3; ++c) {
-      v[c] = zero;
-      for (int a = 0; a < 3; ++a) B[c][a] = L[c][a] = zero;
-    }
-    for_each_row_lanes(window, ex, ey, s, s.wo, [&](int j, int k, const Lanes(&Sw)[3], const Lanes(&So)[3]) {
-      const Lanes wjk = s.w[1][j] * s.w[2][k], o1 = s.wo[1][j] * s.w[2][k], o2 = s.w[1][j] * s.wo[2][k];
-      for (int c = 0; c < 3; ++c) {
-        v[c] += wjk * Sw[c];
-        B[c][0] += wjk * So[c];
-        B[c][1] += o1 * Sw[c];
-        B[c][2] += o2 * Sw[c];
-      }
-    });
-    for_each_row_lanes(window, ex, ey, s, s.dw, [&](int j, int k, const Lanes(&Sw)[3], const Lanes(&Sd)[3]) {
-      const Lanes wjk = s.w[1][j] * s.w[2][k], d1 = s.dw[1][j] * s.w[2][k], d2 = s.w[1][j] * s.dw[2][k];
-      for (int c = 0; c < 3; ++c) {
-        L[c][0] += wjk * Sd[c];
-        L[c][1] += d1 * Sw[c];
-        L[c][2] += d2 * Sw[c];
-      }
-    });
-  }
-
-  // fn(j, k, Sw, Sy) for each row (j, k) of a StencilLanes: Sw[c] = Σ_i w_0[i] v_c, Sy[c] = Σ_i y[0][i] v_c
-  // over the row's nodes, y = wo or dw.
-  template <class Fn>
-  static void for_each_row_lanes(const Real* window, int ex, int ey, const StencilLanes& s,
-                                 const Lanes (&y)[D][N], Fn&& fn) {
-    for (int k = 0; k < N; ++k)
-      for (int j = 0; j < N; ++j) {
-        const Real* node = window + 3 * (s.corner + ex * (std::size_t(j) + ey * std::size_t(k)));
-        Lanes Sw[3] = {}, Sy[3] = {};
-        for (int i = 0; i < N; ++i)
-          for (int c = 0; c < 3; ++c) {
-            const Real vi = node[3 * i + c];
-            Sw[c] += s.w[0][i] * vi;
-            Sy[c] += y[0][i] * vi;
-          }
-        fn(j, k, Sw, Sy);
-      }
   }
 
   // The first node of row (j, k) of a particle's stencil in its block's window.

@@ -208,116 +208,43 @@ class Transfers {
       if (viscous)
         MatMap(viscous + D * D * p) = viscous_kirchhoff(model_.materials[f.material(p)], L, Fp.determinant());
     };
-    // The rest of G2P for particle p (q = p - begin) after the sums of its stencil: F, the
-    // transfer scheme, the move; then the checks and writes, or for a plastic particle the trial
-    // state that waits for its block's return mapping (run by material).
-    const auto update = [&](std::size_t p, std::size_t q, const Vec& v_pic, const Vec& v_old,
-                            const Vec& v_move, Mat B_new, const Mat& L) __attribute__((always_inline)) {
-      const Vec v_change = v_pic - v_old;
-      const Mat Fp = (Mat::Identity() + dt * L) * Mat(MatMap(F + D * D * p));  // spec §7.2
-      Vec v_new = v_pic;
-      if (flip) v_new = (1 - flip_ratio) * v_pic + flip_ratio * (VecMap(v + D * p) + v_change);  // spec §6.4
-      if (!apic) B_new.setZero();
-      const Vec x_new = VecMap(x + D * p) + dt * v_move;  // spec §9.2 step 13
-      const Real move2 = (dt * v_move).squaredNorm();
-      if (!plastic) return finish(p, x_new, v_new, B_new, Fp, f.Jp(p), L, move2);
-      MatMap(trial_F_.data() + D * D * q) = Fp;
-      trial_Jp_[q] = f.Jp(p);
-      trials_[q] = {x_new, v_new, B_new, L, move2};
-    };
-    // update and finish for a batch of gather_by_corner (3D, elastic, APIC): up to K::kLaneCount
-    // particles begin + index[l] in lanes, F = (I + Δt L) F, the move, the checks; a batch with a
-    // particle that fails a check goes through finish one by one.
-    std::size_t begin = 0;
-    const auto finish_lanes = [&](const std::uint32_t* index, int count, const auto& xl, const auto(&vl)[3],
-                                  const auto(&Bl)[3][3], const auto(&Ll)[3][3])
-        __attribute__((always_inline)) {
-      if constexpr (K::kLanes) {
-        using Lanes = typename K::Lanes;
-        constexpr int W = K::kLaneCount;
-        Lanes Fo[3][3], Fl[3][3], xn[3], probe = {}, move2 = {};
-        std::size_t at[W];
-        for (int l = 0; l < W; ++l) at[l] = 9 * (begin + index[l < count ? l : 0]);
-        for (int r = 0; r < 3; ++r)
-          for (int c = 0; c < 3; ++c) Fo[r][c] = gather_lanes(F + 3 * r + c, at);
-        for (int r = 0; r < 3; ++r)
-          for (int c = 0; c < 3; ++c) {  // spec §7.2
-            Fl[r][c] = Fo[r][c] + (dt * Ll[r][0]) * Fo[0][c] + (dt * Ll[r][1]) * Fo[1][c] +
-                       (dt * Ll[r][2]) * Fo[2][c];
-            probe += Fl[r][c] + Bl[r][c];
-          }
-        bool fine = true;
-        for (int a = 0; a < 3; ++a) {
-          xn[a] = xl[a] + dt * vl[a];  // spec §9.2 step 13
-          move2 += (dt * vl[a]) * (dt * vl[a]);
-          probe += xn[a] + vl[a];
-        }
-        for (int l = 0; l < count; ++l) {
-          fine = fine && std::isfinite(probe[l]) && move2[l] <= max_move2;
-          for (int a = 0; a < 3; ++a) fine = fine && std::fabs(xn[a][l] - origin[a]) <= reach;
-        }
-        for (int l = 0; l < count; ++l) {
-          const std::size_t p = begin + index[l];
-          if (!fine) {
-            Vec x_new, v_new;
-            Mat B_new, Fp, L;
-            for (int r = 0; r < 3; ++r) {
-              x_new[r] = xn[r][l], v_new[r] = vl[r][l];
-              for (int c = 0; c < 3; ++c)
-                B_new(r, c) = Bl[r][c][l], Fp(r, c) = Fl[r][c][l], L(r, c) = Ll[r][c][l];
-            }
-            finish(p, x_new, v_new, B_new, Fp, f.Jp(p), L, move2[l]);
-            continue;
-          }
-          for (int r = 0; r < 3; ++r) {
-            x[3 * p + r] = xn[r][l], v[3 * p + r] = vl[r][l];
-            for (int c = 0; c < 3; ++c)
-              B[9 * p + 3 * r + c] = Bl[r][c][l], F[9 * p + 3 * r + c] = Fl[r][c][l];
-          }
-        }
-      }
-    };
     windows_.push_back(0.0);  // the 3D gather reads a node's 3 components 4 at a time
     for (std::size_t b = 0; b < blocks.count(); ++b) {
       const BlockCoord cb = decode_block_key(blocks.keys[b]);
       const Real* window = windows_.data() + b * wn;
-      begin = blocks.begin(b);
-      const std::size_t n = blocks.end(b) - begin;
+      const std::size_t begin = blocks.begin(b), n = blocks.end(b) - begin;
       if (plastic) trial_F_.resize(n * D * D), trial_Jp_.resize(n), trials_.resize(n);
-      if (lanes_serve(cv, n)) {
-        using Lanes = typename K::Lanes;
-        gather_by_corner(
-            g, cb, ex, ey, ghost.window_nodes(), window, x + D * begin, n,
-            [&](const std::uint32_t* index, int count, const typename K::StencilLanes& s, const Lanes(&vl)[3],
-                const Lanes(&Bl)[3][3], const Lanes(&Ll)[3][3]) __attribute__((always_inline)) {
-              if (!plastic && !viscous && !Jp && apic) return finish_lanes(index, count, s.x, vl, Bl, Ll);
-              for (int l = 0; l < count; ++l) {
-                Vec v_pic;
-                Mat B_new, L;
-                for (int r = 0; r < D; ++r) {
-                  v_pic[r] = vl[r][l];
-                  for (int a = 0; a < D; ++a) B_new(r, a) = Bl[r][a][l], L(r, a) = Ll[r][a][l];
-                }
-                update(begin + index[l], index[l], v_pic, Vec::Zero(), v_pic, B_new, L);
-              }
-            });
-      } else {
-        for (std::size_t p = begin; p < blocks.end(b); ++p) {
-          const Stencil s = K::stencil(g, cb, x + D * p);
-          // v_p = Σ w v_i, B_p = Σ w v_i (x_i − x_p)ᵀ, L = ∇v = Σ v_i ∇wᵀ (spec §6.1, §7.2)
-          Vec v_pic, v_old = Vec::Zero();
-          Mat B_new, L;
-          bool gathered = false;
-          if constexpr (D == 3)
-            if (cv == 3) K::gather_velocity(window, ex, ey, s, v_pic, B_new, L), gathered = true;
-          if (!gathered) gather_velocity(window, cv, ex, ey, s, flip, v_pic, v_old, B_new, L);
-          Vec v_move = v_pic;
-          if (midpoint) {  // the midpoint velocity moves the particles and updates F
-            L = K::gradient(window, cv, ex, ey, s, 2 * D);
-            v_move = K::interpolate(window, cv, ex, ey, s, 2 * D);
-          }
-          update(p, p - begin, v_pic, v_old, v_move, B_new, L);
+      for (std::size_t p = begin; p < blocks.end(b); ++p) {
+        const Stencil s = K::stencil(g, cb, x + D * p);
+        // v_p = Σ w v_i, B_p = Σ w v_i (x_i − x_p)ᵀ, L = ∇v = Σ v_i ∇wᵀ (spec §6.1, §7.2)
+        Vec v_pic, v_old = Vec::Zero();
+        Mat B_new, L;
+        bool gathered = false;
+        if constexpr (D == 3)
+          if (cv == 3) K::gather_velocity(window, ex, ey, s, v_pic, B_new, L), gathered = true;
+        if (!gathered) gather_velocity(window, cv, ex, ey, s, flip, v_pic, v_old, B_new, L);
+        Vec v_move = v_pic;
+        if (midpoint) {  // the midpoint velocity moves the particles and updates F
+          L = K::gradient(window, cv, ex, ey, s, 2 * D);
+          v_move = K::interpolate(window, cv, ex, ey, s, 2 * D);
         }
+        const Vec v_change = v_pic - v_old;
+        const Mat Fp = (Mat::Identity() + dt * L) * Mat(MatMap(F + D * D * p));  // spec §7.2
+        Vec v_new = v_pic;
+        if (flip)
+          v_new = (1 - flip_ratio) * v_pic + flip_ratio * (VecMap(v + D * p) + v_change);  // spec §6.4
+        if (!apic) B_new.setZero();
+        const Vec x_new = VecMap(x + D * p) + dt * v_move;  // spec §9.2 step 13
+        const Real move2 = (dt * v_move).squaredNorm();
+        if (!plastic) {
+          finish(p, x_new, v_new, B_new, Fp, f.Jp(p), L, move2);
+          continue;
+        }
+        // Plastic: the trial state waits for the block's return mapping, run by material.
+        const std::size_t q = p - begin;
+        MatMap(trial_F_.data() + D * D * q) = Fp;
+        trial_Jp_[q] = f.Jp(p);
+        trials_[q] = {x_new, v_new, B_new, L, move2};
       }
       if (!plastic) continue;
       for_each_material_run(f, begin, n, [&](const auto& material, std::size_t run, std::size_t next) {
@@ -339,41 +266,6 @@ class Transfers {
     Mat B, L;
     Real move2;
   };
-
-  // Whether G2P's sums go by groups of particles that share a stencil (gather_by_corner): with a
-  // kernel that has lane weights, 3 velocity components per node (APIC, PIC: no vⁿ, no midpoint)
-  // and enough particles in the block for the groups to fill lanes.
-  static bool lanes_serve(int cv, std::size_t n) { return K::kLanes && cv == 3 && n >= kLanesMinimum; }
-  static constexpr std::size_t kLanesMinimum = 64;
-
-  // G2P's sums (K::gather_velocity) for the n particles at x of one block: the particles grouped
-  // by their stencil's first node (a counting sort of the block), up to K::kLaneCount of a group
-  // at a time in vector lanes, so that every node's velocity is read once per group. Then
-  // fn(index, count, stencil, v, B, L) for the particles index[0, count) of each such batch
-  // (G2P's particles are independent: the order changes no bit).
-  template <class Fn>
-  void gather_by_corner(const BlockGeometry& g, const BlockCoord& cb, int ex, int ey, std::size_t nodes,
-                        const Real* window, const Real* x, std::size_t n, Fn&& fn) {
-    if constexpr (K::kLanes) {
-      constexpr int W = K::kLaneCount;
-      corner_.resize(n), group_order_.resize(n);
-      group_start_.assign(nodes + 1, 0);
-      for (std::size_t q = 0; q < n; ++q)
-        ++group_start_[(corner_[q] = K::corner(g, cb, ex, ey, x + D * q)) + 1];
-      for (std::size_t c = 0; c < nodes; ++c) group_start_[c + 1] += group_start_[c];
-      for (std::size_t q = 0; q < n; ++q) group_order_[group_start_[corner_[q]]++] = std::uint32_t(q);
-      typename K::Lanes v[3], B[3][3], L[3][3];
-      for (std::size_t first = 0, last = 0; first < n; first = last) {
-        const std::size_t c = corner_[group_order_[first]];
-        last = first + 1;
-        while (last < n && last - first < W && corner_[group_order_[last]] == c) ++last;
-        const int count = int(last - first);
-        const typename K::StencilLanes s = K::stencil_lanes(g, c, x, group_order_.data() + first, count);
-        K::gather_velocity_lanes(window, ex, ey, s, v, B, L);
-        fn(group_order_.data() + first, count, s, v, B, L);
-      }
-    }
-  }
 
   // fn(material, run, next) for each run [run, next) of the particles begin + [0, n) that share a
   // material, so that a material is chosen once per run and may work on a batch.
@@ -504,10 +396,6 @@ class Transfers {
   // new values.
   std::vector<Real> trial_F_, trial_Jp_;
   std::vector<Trial> trials_;
-  // G2P's groups of one block's particles by stencil (gather_by_corner): each particle's first
-  // node, the particles in group order, where the groups start.
-  std::vector<std::size_t> corner_, group_start_;
-  std::vector<std::uint32_t> group_order_;
   std::vector<Real> windows_, grid_, grid_velocity_;
 };
 
