@@ -8,7 +8,8 @@ Usage: slurm_chain_test.py NENDO_BINARY WORK_DIR
    slurmctld, slurmd) with its state in a short directory under /tmp.
 2. Runs tests/batch/jelly-chain.yaml uninterrupted: mpirun -np 2 nendo run (WORK_DIR/ref).
 3. Runs it again as a chain of Slurm jobs on 2 tasks (jobs/slurm/submit-chain.sh, WORK_DIR/chain)
-   with a wall-time budget of WALLTIME seconds per link, so that links end by nendo's budget,
+   with a wall-time budget per link of a third of the uninterrupted run's time (at most 12 s, at
+   least 4 s: the scene takes 10-40 s on the machines CI runs on), so that links end by nendo's budget,
    and sends the second link the warning signal exactly as `#SBATCH --signal=B:USR1@...`
    does (scancel --signal=USR1 --batch JOB), so that one link ends by a real Slurm signal.
 4. Checks: at least 3 jobs, each COMPLETED with exit code 0 (Slurm's job completion record),
@@ -37,9 +38,7 @@ SCENE = os.path.join(HERE, "jelly-chain.yaml")
 CLUSTER = os.path.join(HERE, "slurm_cluster.sh")
 SUBMIT = os.path.join(ROOT, "jobs", "slurm", "submit-chain.sh")
 RANKS = 2
-WALLTIME = 12       # seconds of nendo's wall-time budget per link
 SIGNAL_LINK = 2     # the link that gets SIGUSR1 from Slurm
-SIGNAL_AFTER = 8    # seconds after that link started nendo, at the latest
 CHAIN_TIMEOUT = 480
 
 failures = []
@@ -118,20 +117,28 @@ def uninterrupted(env):
     t0 = time.time()
     with open(os.path.join(d, "nendo.log"), "w") as out:
         r = run(cmd, cwd=d, env=env, stdout=out, stderr=subprocess.STDOUT, timeout=400)
-    log(f"uninterrupted run: exit {r.returncode} after {time.time() - t0:.1f} s")
+    seconds = time.time() - t0
+    log(f"uninterrupted run: exit {r.returncode} after {seconds:.1f} s")
     if not check(r.returncode == 0, "uninterrupted run exits 0"):
         print(read(os.path.join(d, "nendo.log"))[-3000:])
-    return d
+    return d, seconds
 
 
-def chain(env):
+def link_budget(reference_seconds):
+    """nendo's wall-time budget per link: a third of the uninterrupted run, so that the chain has
+    at least 3 links on a fast machine as on a slow one (a fixed 12 s let a 10 s run finish in one)."""
+    return max(4, min(12, int(reference_seconds / 3)))
+
+
+def chain(env, walltime):
     d = os.path.join(WORK, "chain")
     os.makedirs(d)
     chain_log = os.path.join(d, "nendo-chain.log")
     env = dict(env, NENDO=NENDO, NENDO_CHAIN_MAX_LINKS="12", NENDO_CHAIN_LOG=chain_log)
     cmd = [SUBMIT, f"--ntasks={RANKS}", "--time=10", f"--output={d}/nendo-chain-%j.out", "--",
            SCENE, "--set", f"checkpoint.dir={d}/checkpoints", "--output", f"{d}/out",
-           "--walltime", str(WALLTIME)]
+           "--walltime", str(walltime)]
+    signal_after = min(8, walltime - 2)  # seconds after link SIGNAL_LINK started nendo, at the latest
     t0 = time.time()
     r = run(cmd, cwd=d, env=env, capture_output=True)
     if not check(r.returncode == 0, f"submit-chain.sh exits 0 ({r.stdout.strip()} {r.stderr.strip()})"):
@@ -148,13 +155,13 @@ def chain(env):
         if signalled is None:
             # The job of link SIGNAL_LINK, once nendo is stepping: its first progress line
             # (flushed every 2 s) comes after nendo installed its signal handlers; or, at the
-            # latest, SIGNAL_AFTER s after the link started nendo.
+            # latest, signal_after s after the link started nendo.
             for out in glob.glob(os.path.join(d, "nendo-chain-*.out")):
                 text_out = read(out)
                 m = re.search(rf"job (\d+) link {SIGNAL_LINK}/\d+: \S+ running:", text_out)
                 if m and m.group(1) not in seen:
                     seen[m.group(1)] = time.time()
-                if m and (re.search(r"^step ", text_out, re.M) or time.time() - seen[m.group(1)] > SIGNAL_AFTER):
+                if m and (re.search(r"^step ", text_out, re.M) or time.time() - seen[m.group(1)] > signal_after):
                     signalled = m.group(1)
                     s = run(["scancel", "--signal=USR1", "--batch", signalled], env=env,
                             capture_output=True)
@@ -200,8 +207,10 @@ def main():
             return 1
         run(["sinfo"], env=env)
 
-        ref = uninterrupted(env)
-        d, jobs, signalled = chain(env)
+        ref, seconds = uninterrupted(env)
+        walltime = link_budget(seconds)
+        log(f"wall-time budget per link: {walltime} s")
+        d, jobs, signalled = chain(env, walltime)
 
         # The jobs of the chain and how each ended.
         check(len(jobs) >= 3, f"at least 3 jobs in the chain: {jobs}")
