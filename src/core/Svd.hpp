@@ -559,15 +559,16 @@ inline void polar_svd_batch<2>(const Real* F, Real* U, Real* sigma, Real* V, int
   }
 }
 
-// fn(p, svd) with the polar SVD of each of the count row-major d×d matrices in F for which
-// take(p), p ascending, through polar_svd_batch kPolarBatch at a time.
+// fn(index, n, svd) for the count row-major d×d matrices in F for which take(p), in batches
+// through polar_svd_batch: svd[l] the polar SVD of matrix index[l], l < n ≤ kPolarBatch, p
+// ascending.
 template <int D, class Fn, class Take>
-void for_each_polar_svd(const Real* F, std::size_t count, Fn&& fn, Take&& take) {
+void for_each_polar_svd_batch(const Real* F, std::size_t count, Fn&& fn, Take&& take) {
   using RowMat = Eigen::Matrix<Real, D, D, Eigen::RowMajor>;
   Real batch[D * D * kPolarBatch], U[D * D * kPolarBatch], sigma[D * kPolarBatch], V[D * D * kPolarBatch];
   std::size_t index[kPolarBatch];
+  PolarSvd<D> svd[kPolarBatch];
   int n = 0;
-  PolarSvd<D> svd;
   for (std::size_t p = 0; p < count; ++p) {
     if (take(p)) {
       std::copy(F + D * D * p, F + D * D * (p + 1), batch + D * D * n);
@@ -576,13 +577,25 @@ void for_each_polar_svd(const Real* F, std::size_t count, Fn&& fn, Take&& take) 
     if (n == 0 || (n < kPolarBatch && p + 1 < count)) continue;
     polar_svd_batch<D>(batch, U, sigma, V, n);
     for (int l = 0; l < n; ++l) {
-      svd.U = Eigen::Map<const RowMat>(U + D * D * l);
-      svd.sigma = Eigen::Map<const Eigen::Matrix<Real, D, 1>>(sigma + D * l);
-      svd.V = Eigen::Map<const RowMat>(V + D * D * l);
-      fn(index[l], svd);
+      svd[l].U = Eigen::Map<const RowMat>(U + D * D * l);
+      svd[l].sigma = Eigen::Map<const Eigen::Matrix<Real, D, 1>>(sigma + D * l);
+      svd[l].V = Eigen::Map<const RowMat>(V + D * D * l);
     }
+    fn(static_cast<const std::size_t*>(index), n, static_cast<const PolarSvd<D>*>(svd));
     n = 0;
   }
+}
+
+// fn(p, svd) with the polar SVD of each of the count row-major d×d matrices in F for which
+// take(p), p ascending, through polar_svd_batch kPolarBatch at a time.
+template <int D, class Fn, class Take>
+void for_each_polar_svd(const Real* F, std::size_t count, Fn&& fn, Take&& take) {
+  for_each_polar_svd_batch<D>(
+      F, count,
+      [&](const std::size_t* index, int n, const PolarSvd<D>* svd) {
+        for (int l = 0; l < n; ++l) fn(index[l], svd[l]);
+      },
+      std::forward<Take>(take));
 }
 
 // The same for every matrix.

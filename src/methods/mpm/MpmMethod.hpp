@@ -39,6 +39,9 @@ class MpmMethod final : public Method {
     if (model_.plastic) particles.add_field("Jp", FieldType::Real, 1);
     // Viscous Kirchhoff stress J η (L + Lᵀ) from the last velocity gradient: only with a viscous fluid.
     if (model_.viscous) particles.add_field("tau_viscous", FieldType::Real, D * D);
+    // The elastic Hencky strain log V_E after the last return mapping (Drucker–Prager: the next
+    // step's stress without a second SVD; Materials.hpp CarriesHencky). Zero for F = I.
+    if (model_.hencky) particles.add_field("hencky_strain", FieldType::Real, D * D);
   }
 
   void advance(Space& space, Real t, Real dt) override {
@@ -68,6 +71,7 @@ class MpmMethod final : public Method {
     for (std::size_t p = 0; p < ps.size(); ++p) MatMap(F + D * D * p).setIdentity();
     if (ps.has_field("Jp")) std::fill_n(ps.real("Jp"), ps.size(), 1.0);
     if (ps.has_field("tau_viscous")) std::fill_n(ps.real("tau_viscous"), ps.size() * D * D, 0.0);
+    if (ps.has_field("hencky_strain")) std::fill_n(ps.real("hencky_strain"), ps.size() * D * D, 0.0);
   }
 
   // The grid is rebuilt every step and the particle fields hold the rest; only the step counter

@@ -45,6 +45,7 @@ struct MpmModel {
       density.push_back(settings.params.at("density"));
       plastic = plastic || std::visit([](const auto& m) { return m.kPlastic; }, materials.back());
       viscous = viscous || (settings.model == Fluid::kName && settings.params.at("viscosity") > 0);
+      hencky = hencky || (!implicit && std::holds_alternative<DruckerPrager>(materials.back()));
     }
   }
 
@@ -82,6 +83,9 @@ struct MpmModel {
   std::vector<Real> density;
   bool plastic = false;  // a material projects F after the update (spec §3.2)
   bool viscous = false;  // a fluid with a viscous rate term (particles carry tau_viscous)
+  // An explicit scene with a material whose stress is linear in the elastic Hencky strain, which
+  // G2P's return mapping leaves for the next P2G (particles carry hencky_strain).
+  bool hencky = false;
   bool implicit;
   bool midpoint;  // implicit.scheme: midpoint
   ImplicitSettings implicit_settings;

@@ -8,6 +8,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <variant>
 #include <vector>
@@ -114,6 +115,7 @@ class Transfers {
     const Real* body = ps.has_field("body_force") ? ps.real("body_force") : nullptr;
     const Real* F = model_.implicit ? nullptr : ps.real("F");  // the implicit step's stress is viscous only
     const Real* viscous = ps.has_field("tau_viscous") ? ps.real("tau_viscous") : nullptr;
+    const Real* hencky = ps.has_field("hencky_strain") ? ps.real("hencky_strain") : nullptr;
     const int c = model_.grid_components();
     const int ex = ghost.window_extent(0), ey = ghost.window_extent(1);
     const std::size_t wn = static_cast<std::size_t>(ghost.window_nodes()) * c;
@@ -125,7 +127,7 @@ class Transfers {
       const BlockCoord cb = decode_block_key(blocks.keys[b]);
       Real* window = windows_.data() + b * wn;
       const std::size_t begin = blocks.begin(b);
-      const Real* stress = block_stress(f, F, viscous, begin, blocks.end(b));
+      const Real* stress = block_stress(f, F, hencky, viscous, begin, blocks.end(b));
       for (std::size_t p = begin; p < blocks.end(b); ++p) {
         const Stencil s = K::stencil(g, cb, x + D * p);
         const Real mp = f.mass(p);
@@ -181,24 +183,30 @@ class Transfers {
     ParticleId bad_id = std::numeric_limits<ParticleId>::max();
     int bad_field = 0;
     Real* viscous = ps.has_field("tau_viscous") ? ps.real("tau_viscous") : nullptr;
+    Real* hencky = ps.has_field("hencky_strain") ? ps.real("hencky_strain") : nullptr;
     const Vec origin = Eigen::Map<const Eigen::Matrix<Real, 3, 1>>(g.origin.data()).template head<D>();
     const Real reach = Real(kBlockCoordMax) * g.block * g.dx;  // of the block keys, either way
     // An explicit step that moves a particle more than a cell broke the CFL condition (§9.3).
     const Real max_move2 = model_.implicit ? std::numeric_limits<Real>::infinity() : g.dx * g.dx;
-    // A particle's new state, written if every value is finite and the move is within the CFL bound.
+    // A particle's new state, written if every value is finite and the move is within the CFL bound
+    // (then true).
     // (Inlined: called out of line, G2P took 7 % longer for elastic materials.)
     const auto finish = [&](std::size_t p, const Vec& x_new, const Vec& v_new, const Mat& B_new,
                             const Mat& Fp, Real jp, const Mat& L, Real move2) __attribute__((always_inline)) {
       // A sum is finite only if every term is (one test per particle; which one failed is
       // looked up only for a particle that fails).
-      const Real probe = (x_new.sum() + v_new.sum()) + (B_new.sum() + Fp.sum()) + jp;
+      // (Entry by entry: Eigen's vectorised sums read the matrices in pairs across the columns just
+      // stored, a load that stalls on store forwarding.)
+      Real probe = jp;
+      for (int i = 0; i < D; ++i) probe += x_new[i] + v_new[i];
+      for (int i = 0; i < D * D; ++i) probe += B_new(i) + Fp(i);
       const int field = !std::isfinite(probe) ? non_finite_field(x_new, v_new, B_new, Fp, jp)
                         : ((x_new - origin).cwiseAbs().array() > reach).any() ? 6
                         : move2 > max_move2                                   ? 7
                                                                               : 0;
       if (field != 0) {  // keep this particle's last good state; the step fails below
         if (id[p] < bad_id) bad_id = id[p], bad_field = field;
-        return;
+        return false;
       }
       VecMap(x + D * p) = x_new;
       VecMap(v + D * p) = v_new;
@@ -207,6 +215,7 @@ class Transfers {
       if (Jp) Jp[p] = jp;
       if (viscous)
         MatMap(viscous + D * D * p) = viscous_kirchhoff(model_.materials[f.material(p)], L, Fp.determinant());
+      return true;
     };
     windows_.push_back(0.0);  // the 3D gather reads a node's 3 components 4 at a time
     for (std::size_t b = 0; b < blocks.count(); ++b) {
@@ -214,6 +223,7 @@ class Transfers {
       const Real* window = windows_.data() + b * wn;
       const std::size_t begin = blocks.begin(b), n = blocks.end(b) - begin;
       if (plastic) trial_F_.resize(n * D * D), trial_Jp_.resize(n), trials_.resize(n);
+      if (hencky) trial_hencky_.assign(n * D * D, 0.0);  // zero where the material carries none
       for (std::size_t p = begin; p < blocks.end(b); ++p) {
         const Stencil s = K::stencil(g, cb, x + D * p);
         // v_p = Σ w v_i, B_p = Σ w v_i (x_i − x_p)ᵀ, L = ∇v = Σ v_i ∇wᵀ (spec §6.1, §7.2)
@@ -248,12 +258,15 @@ class Transfers {
       }
       if (!plastic) continue;
       for_each_material_run(f, begin, n, [&](const auto& material, std::size_t run, std::size_t next) {
-        project_run<D>(material, trial_F_.data(), trial_Jp_.data(), run, next);  // §3.2
+        project_run<D>(material, trial_F_.data(), trial_Jp_.data(), run, next,
+                       hencky ? trial_hencky_.data() : nullptr);  // §3.2
       });
       for (std::size_t q = 0; q < n; ++q) {
         const Trial& t = trials_[q];
-        finish(begin + q, t.x, t.v, t.B, Mat(MatMap(trial_F_.data() + D * D * q)), trial_Jp_[q], t.L,
-               t.move2);
+        if (finish(begin + q, t.x, t.v, t.B, Mat(MatMap(trial_F_.data() + D * D * q)), trial_Jp_[q], t.L,
+                   t.move2) &&
+            hencky)
+          std::memcpy(hencky + D * D * (begin + q), trial_hencky_.data() + D * D * q, sizeof(Real) * D * D);
       }
     }
     check_finite(space, bad_id, bad_field, step);
@@ -282,10 +295,11 @@ class Transfers {
 
   // τ_p V_p⁰ of particles [begin, end) (one block) into block_stress_, in registers' reach: by
   // runs of consecutive particles of one material, so that the material is chosen once per run
-  // and may work on a batch (kirchhoff_batch, Materials.hpp). Without F, only a viscous fluid's
+  // and may work on a batch (kirchhoff_batch, Materials.hpp) or on the Hencky strain its return
+  // mapping left (hencky). Without F, only a viscous fluid's
   // rate term from the last step (the implicit step's one explicit stress, spec §10.10).
-  const Real* block_stress(const typename Model::Fields& f, const Real* F, const Real* viscous,
-                           std::size_t begin, std::size_t end) {
+  const Real* block_stress(const typename Model::Fields& f, const Real* F, const Real* hencky,
+                           const Real* viscous, std::size_t begin, std::size_t end) {
     const std::size_t n = end - begin;
     block_stress_.resize(n * D * D);
     Real* tau = block_stress_.data();
@@ -293,7 +307,8 @@ class Transfers {
       if (!f.plastic_ratio && ones_.size() < n) ones_.resize(n, 1.0);
       const Real* Jp = f.plastic_ratio ? f.plastic_ratio + begin : ones_.data();
       for_each_material_run(f, begin, n, [&](const auto& material, std::size_t run, std::size_t next) {
-        kirchhoff_run<D>(material, F + D * D * begin, Jp, run, next, tau);
+        kirchhoff_run<D>(material, F + D * D * begin, Jp, run, next, tau,
+                         hencky ? hencky + D * D * begin : nullptr);
       });
     } else {
       std::fill(block_stress_.begin(), block_stress_.end(), 0.0);
@@ -392,9 +407,9 @@ class Transfers {
   StickyMirror<D> sticky_;          // the sticky colliders, held as odd reflections
   std::vector<Real> ones_;          // J_P of particles that carry none
   std::vector<Real> block_stress_;  // τ V⁰ of one block's particles
-  // G2P of a plastic scene: one block's trial F and J_P (the return mapping's input) and its other
-  // new values.
-  std::vector<Real> trial_F_, trial_Jp_;
+  // G2P of a plastic scene: one block's trial F and J_P (the return mapping's input), the Hencky
+  // strains it leaves (hencky_strain), and the other new values.
+  std::vector<Real> trial_F_, trial_Jp_, trial_hencky_;
   std::vector<Trial> trials_;
   std::vector<Real> windows_, grid_, grid_velocity_;
 };

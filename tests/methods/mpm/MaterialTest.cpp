@@ -529,6 +529,41 @@ void check_drucker_prager_kirchhoff_batch() {
   }
 }
 
+// The return mapping with the elastic Hencky strain out (what G2P carries to the next P2G): F and
+// J_P the same bits as without it, and the stress from that strain kirchhoff(F) of the new F to
+// round-off (what P2G computed with a second SVD before the strain was carried).
+template <int D>
+void check_carried_hencky_strain(const DruckerPrager& material) {
+  static_assert(CarriesHencky<DruckerPrager, D>::value);
+  const std::vector<Trial<D>> trials = plastic_trials<D>(600);
+  const std::size_t n = trials.size();
+  std::vector<Real> F(D * D * n), Jp(n), hencky(D * D * n, -1.0), tau(D * D * n);
+  for (std::size_t p = 0; p < n; ++p) {
+    Eigen::Map<RowMat<D>>(F.data() + D * D * p) = trials[p].F;
+    Jp[p] = trials[p].Jp;
+  }
+  std::vector<Real> F_plain = F, Jp_plain = Jp;
+  project_run<D>(material, F_plain.data(), Jp_plain.data(), 0, n);
+  project_run<D>(material, F.data(), Jp.data(), 0, n, hencky.data());
+  ASSERT_EQ(std::memcmp(F.data(), F_plain.data(), sizeof(Real) * F.size()), 0);
+  ASSERT_EQ(std::memcmp(Jp.data(), Jp_plain.data(), sizeof(Real) * Jp.size()), 0);
+  kirchhoff_run<D>(material, F.data(), Jp.data(), 0, n, tau.data(), hencky.data());
+  for (std::size_t p = 0; p < n; ++p) {
+    const Mat<D> expected = material.kirchhoff<D>(Eigen::Map<const RowMat<D>>(F.data() + D * D * p), 1);
+    ASSERT_TRUE(expected.allFinite()) << p;  // the return mapping leaves no inverted F
+    ASSERT_LE((Eigen::Map<const RowMat<D>>(tau.data() + D * D * p) - expected).norm(), 1e-11 * material.mu)
+        << p << "\n"
+        << trials[p].F;
+  }
+}
+
+TEST(DruckerPrager, CarriedHenckyStrainGivesTheStressOfTheNewF) {
+  const DruckerPrager dry(sand()), cohesive(sand(2000));
+  check_carried_hencky_strain<2>(dry);
+  check_carried_hencky_strain<3>(dry);
+  check_carried_hencky_strain<3>(cohesive);
+}
+
 TEST(DruckerPrager, KirchhoffBatchMatchesKirchhoff) {
   check_drucker_prager_kirchhoff_batch<2>();
   check_drucker_prager_kirchhoff_batch<3>();

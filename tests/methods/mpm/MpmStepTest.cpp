@@ -3,12 +3,14 @@
 // a non-finite particle state.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <numeric>
 
 #include "MpmHarness.hpp"
+#include "core/Svd.hpp"
 
 namespace nendo {
 namespace {
@@ -128,10 +130,12 @@ TEST(MpmStep, FreeFallIsExact) {
 // Issue 3 §5: the full particle state after 200 steps of a 3D scene where material crosses rank
 // boundaries and the partition is re-balanced is bitwise identical on 1, 2, 3 and 4 ranks.
 // The sphere is snow, so the state includes J_P and the return mapping.
+// With rubber = drucker_prager the state includes the carried Hencky strain (hencky_strain).
 std::map<ParticleId, std::vector<Real>> state_after(MPI_Comm comm, int steps, bool overlap = true,
-                                                    const std::string& colliders = "colliders=[]") {
+                                                    const std::string& colliders = "colliders=[]",
+                                                    const std::string& rubber = "snow") {
   MpmRun run(comm, two_blocks(3),
-             {"materials.jelly.E=2.0e5", "materials.rubber.model=snow",
+             {"materials.jelly.E=2.0e5", "materials.rubber.model=" + rubber,
               std::string("grid.overlap=") + (overlap ? "true" : "false"), colliders});
   for (int s = 0; s < steps; ++s) {
     if (s % 25 == 24) run.space->rebalance();
@@ -141,7 +145,8 @@ std::map<ParticleId, std::vector<Real>> state_after(MPI_Comm comm, int steps, bo
   const int ranks = mpi::size(comm);
   const bool plastic = ps.has_field("Jp");  // only scenes with a plastic material carry J_P
   EXPECT_TRUE(plastic);
-  const std::size_t per = 3 + 3 + 9 + 9 + (plastic ? 1 : 0);
+  const Real* hencky = ps.has_field("hencky_strain") ? ps.real("hencky_strain") : nullptr;
+  const std::size_t per = 3 + 3 + 9 + 9 + (plastic ? 1 : 0) + (hencky ? 9 : 0);
   std::vector<Real> mine;
   for (std::size_t p = 0; p < ps.size(); ++p) {
     for (int a = 0; a < 3; ++a) mine.push_back(ps.positions()[3 * p + a]);
@@ -149,6 +154,8 @@ std::map<ParticleId, std::vector<Real>> state_after(MPI_Comm comm, int steps, bo
     for (int k = 0; k < 9; ++k) mine.push_back(ps.real("B")[9 * p + k]);
     for (int k = 0; k < 9; ++k) mine.push_back(ps.real("F")[9 * p + k]);
     if (plastic) mine.push_back(ps.real("Jp")[p]);
+    if (hencky)
+      for (int k = 0; k < 9; ++k) mine.push_back(hencky[9 * p + k]);
   }
   int n = static_cast<int>(ps.size());
   std::vector<int> counts(ranks), displs(ranks);
@@ -190,6 +197,52 @@ TEST(MpmStep, BitwiseIdenticalOnAnyRankCountWithAStickyWall) {
     const auto& other = distributed.at(id);
     ASSERT_EQ(std::memcmp(values.data(), other.data(), values.size() * sizeof(Real)), 0) << "particle " << id;
   }
+}
+
+// Drucker–Prager carries its elastic Hencky strain from G2P's return mapping to the next P2G
+// (hencky_strain): the same bits on any rank count, with a re-balance every 25 steps.
+TEST(MpmStep, BitwiseIdenticalOnAnyRankCountWithDruckerPrager) {
+  const auto distributed = state_after(MPI_COMM_WORLD, 100, true, "colliders=[]", "drucker_prager");
+  if (mpi::rank(MPI_COMM_WORLD) != 0) return;
+  const auto serial = state_after(MPI_COMM_SELF, 100, true, "colliders=[]", "drucker_prager");
+  ASSERT_EQ(distributed.size(), serial.size());
+  for (const auto& [id, values] : serial) {
+    ASSERT_EQ(values.size(), 3u + 3 + 9 + 9 + 1 + 9);
+    const auto& other = distributed.at(id);
+    ASSERT_EQ(std::memcmp(values.data(), other.data(), values.size() * sizeof(Real)), 0) << "particle " << id;
+  }
+}
+
+// What P2G reads for a Drucker–Prager particle, the carried strain, is log V_E of its F (the SVD
+// of F, as P2G computed it before it was carried: U diag(log σ) Uᵀ); zero for the elastic jelly.
+TEST(MpmStep, DruckerPragerCarriesTheHenckyStrainOfItsF) {
+  MpmRun run(MPI_COMM_WORLD, two_blocks(3),
+             {"materials.jelly.E=2.0e5", "materials.rubber.model=drucker_prager"});
+  for (int s = 0; s < 60; ++s) run.step(2e-4);
+  ParticleSet& ps = run.particles();
+  const Real *F = ps.real("F"), *hencky = ps.real("hencky_strain");
+  const std::int32_t* material = ps.int32("material");  // jelly 0, rubber 1
+  long sand = 0, total = 0;
+  Real largest = 0;
+  for (std::size_t p = 0; p < ps.size(); ++p) {
+    const Eigen::Map<const Eigen::Matrix<Real, 3, 3, Eigen::RowMajor>> e(hencky + 9 * p);
+    if (material[p] == 0) {
+      ASSERT_EQ(e.norm(), 0.0) << p;
+      continue;
+    }
+    const PolarSvd<3> svd =
+        polar_svd<3>(Eigen::Map<const Eigen::Matrix<Real, 3, 3, Eigen::RowMajor>>(F + 9 * p));
+    const Eigen::Matrix3d expected =
+        svd.U * svd.sigma.array().log().matrix().asDiagonal() * svd.U.transpose();
+    ASSERT_LE((e - expected).norm(), 1e-12) << p;
+    largest = std::max(largest, expected.norm());
+    ++sand;
+  }
+  MPI_Allreduce(&sand, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_GT(total, 100);
+  Real strain = 0;
+  MPI_Allreduce(&largest, &strain, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_GT(strain, 1e-3);  // the sphere has deformed: the test compares something
 }
 
 // The ghost exchange overlapped with interior work (the default) or not: the same bits.

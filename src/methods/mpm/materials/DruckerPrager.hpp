@@ -141,35 +141,123 @@ struct DruckerPrager {
   void project(Mat<D>& F, Real& Jp) const {
     project_svd<D>(polar_svd<D>(F), F, Jp);
   }
-  // project<D> of count particles in place (F row-major, d×d each), their SVDs batched.
+  // project<D> of count particles in place (F row-major, d×d each), their SVDs batched, and the
+  // logarithms and exponentials of a batch at once (vectorised; element by element, so a lane's
+  // values do not depend on its neighbours). With hencky, also each particle's new elastic Hencky
+  // strain ε = log V_E = U diag(log σ) Uᵀ (d×d row-major), from the SVD the return mapping has
+  // anyway: τ is linear in it (kirchhoff_of_hencky), so that the next P2G needs no second SVD.
   template <int D>
-  void project_batch(Real* F, Real* Jp, std::size_t count) const {
-    for_each_polar_svd<D>(F, count, [&](std::size_t p, const PolarSvd<D>& svd) {
-      Eigen::Map<Eigen::Matrix<Real, D, D, Eigen::RowMajor>> Fp(F + D * D * p);
-      project_svd<D>(svd, Fp, Jp[p]);
-    });
+  void project_batch(Real* F, Real* Jp, std::size_t count, Real* hencky = nullptr) const {
+    using Vec = Eigen::Matrix<Real, D, 1>;
+    using Lanes = Eigen::Array<Real, D * kPolarBatch, 1>;  // lane l's d values at d l
+    for_each_polar_svd_batch<D>(
+        F, count,
+        [&](const std::size_t* index, int n, const PolarSvd<D>* svd) {
+          Lanes sigma = Lanes::Ones(), projected = Lanes::Zero();
+          Eigen::Array<Real, kPolarBatch, 1> volume = Eigen::Array<Real, kPolarBatch, 1>::Zero();
+          for (int l = 0; l < n; ++l) sigma.template segment<D>(D * l) = svd[l].sigma;
+          const Lanes trial = by_fours(sigma, [](const auto& x) { return x.abs().max(kMinStretch).log(); });
+          bool changed[kPolarBatch], yielded[kPolarBatch];
+          for (int l = 0; l < n; ++l) {
+            Vec strain;
+            const Vec t = trial.template segment<D>(D * l);
+            changed[l] = return_strain<D>(t, Jp[index[l]], !(svd[l].sigma(D - 1) > 0), strain, yielded[l]);
+            projected.template segment<D>(D * l) = changed[l] ? strain : untouched_strain<D>(svd[l], t);
+            volume[l] = t.sum() - strain.sum();
+          }
+          const auto exp = [](const auto& x) { return x.exp(); };
+          const Lanes stretch = by_fours(projected, exp);
+          const Eigen::Array<Real, kPolarBatch, 1> growth = by_fours(volume, exp);
+          for (int l = 0; l < n; ++l) {
+            const std::size_t p = index[l];
+            if (changed[l]) {
+              Jp[p] = yielded[l] ? Jp[p] * growth[l] : 1;
+              Eigen::Map<Eigen::Matrix<Real, D, D, Eigen::RowMajor>>(F + D * D * p) =
+                  svd[l].U * stretch.template segment<D>(D * l).matrix().asDiagonal() * svd[l].V.transpose();
+            }
+            if (hencky)
+              symmetric_product<D>(svd[l].U, projected.template segment<D>(D * l), hencky + D * D * p);
+          }
+        },
+        [](std::size_t) { return true; });
   }
-  // project<D> given the SVD of F.
+  // τ = 2μ ε + λ tr ε I of count particles (ε: the elastic Hencky strain of project_batch; τ as
+  // kirchhoff<D>, row-major d×d each).
+  template <int D>
+  void kirchhoff_of_hencky(const Real* hencky, std::size_t count, Real* tau) const {
+    for (std::size_t p = 0; p < count; ++p) {
+      const Real* e = hencky + D * D * p;
+      Real trace = 0;
+      for (int a = 0; a < D; ++a) trace += e[(D + 1) * a];
+      for (int k = 0; k < D * D; ++k)
+        tau[D * D * p + k] = 2 * mu * e[k] + (k % (D + 1) == 0 ? lambda * trace : 0.0);
+    }
+  }
+  // project<D> given the SVD of F; returns the logarithms of the new F's singular values.
   template <int D, class Matrix>
-  void project_svd(const PolarSvd<D>& svd, Matrix& F, Real& Jp) const {
+  Eigen::Matrix<Real, D, 1> project_svd(const PolarSvd<D>& svd, Matrix& F, Real& Jp) const {
     using Vec = Eigen::Matrix<Real, D, 1>;
     const Vec trial = svd.sigma.array().abs().max(kMinStretch).log();
-    const bool inverted = !(svd.sigma(D - 1) > 0);
-    const Vec e = trial.array() + std::log(Jp) / D;  // volume correction
-    const Real y = yield_of_strain<D>(e);
     Vec projected;
+    bool yielded;
+    if (!return_strain<D>(trial, Jp, !(svd.sigma(D - 1) > 0), projected, yielded))
+      return untouched_strain<D>(svd, trial);
+    Jp = yielded ? Jp * std::exp(trial.sum() - projected.sum()) : 1;
+    F = svd.U * projected.array().exp().matrix().asDiagonal() * svd.V.transpose();
+    return projected;
+  }
+
+  // The return mapping on the principal log-stretches trial (spec 002 §3.2): the new ones in
+  // projected, yielded where the trial state is outside the cone (J_P then takes the volume
+  // change, else it resets to 1); false where F and J_P stay as they are (inside the cone with
+  // J_P = 1, not inverted).
+  template <int D>
+  bool return_strain(const Eigen::Matrix<Real, D, 1>& trial, Real Jp, bool inverted,
+                     Eigen::Matrix<Real, D, 1>& projected, bool& yielded) const {
+    using Vec = Eigen::Matrix<Real, D, 1>;
+    const Vec e = trial.array() + (Jp == 1 ? 0.0 : std::log(Jp)) / D;  // volume correction
+    const Real y = yield_of_strain<D>(e);
+    yielded = y > 0;
     if (y <= 0) {
-      if (Jp == 1 && !inverted) return;  // elastic: F untouched
       projected = e;
-    } else if (alpha > 0 && alpha * (D * lambda + 2 * mu) * e.sum() >= yield_shift) {
+      return !(Jp == 1 && !inverted);  // inside the cone the correction is used up: J_P = 1
+    }
+    if (alpha > 0 && alpha * (D * lambda + 2 * mu) * e.sum() >= yield_shift) {
       projected = Vec::Constant(yield_shift / (alpha * (D * lambda + 2 * mu)) / D);  // apex
     } else {
       const Vec deviatoric = e.array() - e.sum() / D;
       projected = e - (y / (2 * mu)) * deviatoric / deviatoric.norm();
     }
-    // Inside the cone the correction is used up: J_P = J_P exp(−log J_P) = 1.
-    Jp = y <= 0 ? 1 : Jp * std::exp(trial.sum() - projected.sum());
-    F = svd.U * projected.array().exp().matrix().asDiagonal() * svd.V.transpose();
+    return true;
+  }
+
+  // log σ of an F the return mapping leaves as it is (σ > 0): trial, unless σ is below its clamp.
+  template <int D>
+  static Eigen::Matrix<Real, D, 1> untouched_strain(const PolarSvd<D>& svd,
+                                                    const Eigen::Matrix<Real, D, 1>& trial) {
+    return svd.sigma(D - 1) >= kMinStretch ? trial : Eigen::Matrix<Real, D, 1>(svd.sigma.array().log());
+  }
+
+  // fn of x, 4 entries at a time: Eigen's 4-wide packets (AVX, AVX-512), not its 8-wide ones,
+  // whose log and exp GCC 12 warns about (-Wuninitialized inside its own AVX-512 intrinsics).
+  template <int N, class Fn>
+  static Eigen::Array<Real, N, 1> by_fours(const Eigen::Array<Real, N, 1>& x, Fn&& fn) {
+    static_assert(N % 4 == 0, "whole packets, so that an entry's value does not depend on its place");
+    Eigen::Array<Real, N, 1> out;
+    for (int i = 0; i < N; i += 4) out.template segment<4>(i) = fn(x.template segment<4>(i));
+    return out;
+  }
+
+  // U diag(e) Uᵀ into out (row-major d×d): the Hencky strain of a stretch with principal
+  // directions U and log-stretches e.
+  template <int D, class Diagonal>
+  static void symmetric_product(const Mat<D>& U, const Diagonal& e, Real* out) {
+    for (int i = 0; i < D; ++i)
+      for (int j = i; j < D; ++j) {
+        Real sum = 0;
+        for (int k = 0; k < D; ++k) sum += U(i, k) * e[k] * U(j, k);
+        out[D * i + j] = out[D * j + i] = sum;
+      }
   }
 
   Real wave_speed(Real density, Real /*Jp*/) const { return std::sqrt((lambda + 2 * mu) / density); }

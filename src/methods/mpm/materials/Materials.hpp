@@ -33,18 +33,33 @@ struct HasProjectBatch<Material, D,
                        std::void_t<decltype(std::declval<const Material&>().template project_batch<D>(
                            (Real*)nullptr, (Real*)nullptr, std::size_t(0)))>> : std::true_type {};
 
+// Materials whose Kirchhoff stress is linear in the elastic Hencky strain ε = log V_E, which their
+// return mapping leaves in a particle field (Drucker–Prager): kirchhoff_of_hencky(ε, count, τ).
+template <class Material, int D, class = void>
+struct CarriesHencky : std::false_type {};
+template <class Material, int D>
+struct CarriesHencky<Material, D,
+                     std::void_t<decltype(std::declval<const Material&>().template kirchhoff_of_hencky<D>(
+                         (const Real*)nullptr, std::size_t(0), (Real*)nullptr))>> : std::true_type {};
+
 using MpmMaterial = std::variant<LinearElastic, NeoHookean, FixedCorotated, Snow, DruckerPrager, Fluid>;
 
 // The model named by settings.model; throws nendo::Error for a name no type in MpmMaterial has.
 MpmMaterial make_mpm_material(const MaterialSettings& settings);
 
 // Kirchhoff stress τ = P Fᵀ of particles [begin, end) into tau (d×d row-major each), from their F
-// and J_P: through the material's kirchhoff_batch when it has one (FixedCorotated: a vectorised
-// polar decomposition), else one particle at a time.
+// and J_P: from the Hencky strain the last return mapping left (hencky, d×d each) for a material
+// that CarriesHencky, else through the material's kirchhoff_batch when it has one (FixedCorotated:
+// a vectorised polar decomposition), else one particle at a time.
 template <int D, class Material>
 void kirchhoff_run(const Material& material, const Real* F, const Real* Jp, std::size_t begin,
-                   std::size_t end, Real* tau) {
+                   std::size_t end, Real* tau, const Real* hencky = nullptr) {
   using RowMat = Eigen::Matrix<Real, D, D, Eigen::RowMajor>;
+  if constexpr (CarriesHencky<Material, D>::value) {
+    if (hencky)
+      return material.template kirchhoff_of_hencky<D>(hencky + D * D * begin, end - begin,
+                                                      tau + D * D * begin);
+  }
   if constexpr (HasKirchhoffBatch<Material, D>::value) {
     material.template kirchhoff_batch<D>(F + D * D * begin, Jp + begin, end - begin, tau + D * D * begin);
   } else {
@@ -56,10 +71,17 @@ void kirchhoff_run(const Material& material, const Real* F, const Real* Jp, std:
 
 // The return mapping (project, spec 002 §3.2) of particles [begin, end) in place, on their trial
 // F (d×d row-major each) and J_P: through the material's project_batch when it has one (snow,
-// Drucker–Prager: a vectorised SVD), else one particle at a time.
+// Drucker–Prager: a vectorised SVD), else one particle at a time. With hencky, a material that
+// CarriesHencky also leaves there each particle's new elastic Hencky strain (d×d each).
 template <int D, class Material>
-void project_run(const Material& material, Real* F, Real* Jp, std::size_t begin, std::size_t end) {
+void project_run(const Material& material, Real* F, Real* Jp, std::size_t begin, std::size_t end,
+                 Real* hencky = nullptr) {
   using RowMat = Eigen::Matrix<Real, D, D, Eigen::RowMajor>;
+  if constexpr (CarriesHencky<Material, D>::value) {
+    if (hencky)
+      return material.template project_batch<D>(F + D * D * begin, Jp + begin, end - begin,
+                                                hencky + D * D * begin);
+  }
   if constexpr (HasProjectBatch<Material, D>::value) {
     material.template project_batch<D>(F + D * D * begin, Jp + begin, end - begin);
   } else {
