@@ -4,6 +4,7 @@
 // the fields the stages share (spec 002 §9.1).
 #include <Eigen/Dense>
 #include <limits>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -45,7 +46,10 @@ struct MpmModel {
       density.push_back(settings.params.at("density"));
       plastic = plastic || std::visit([](const auto& m) { return m.kPlastic; }, materials.back());
       viscous = viscous || (settings.model == Fluid::kName && settings.params.at("viscosity") > 0);
-      hencky = hencky || (!implicit && std::holds_alternative<DruckerPrager>(materials.back()));
+      hencky = hencky ||
+               (!implicit &&
+                std::visit([](const auto& m) { return CarriesHencky<std::decay_t<decltype(m)>, D>::value; },
+                           materials.back()));
     }
   }
 

@@ -220,7 +220,7 @@ class Transfers {
       const Real* window = windows_.data() + b * wn;
       const std::size_t begin = blocks.begin(b), n = blocks.end(b) - begin;
       if (plastic) trial_F_.resize(n * D * D), trial_Jp_.resize(n), trials_.resize(n);
-      if (hencky) trial_hencky_.assign(n * D * D, 0.0);  // zero where the material carries none
+      if (hencky) trial_hencky_.resize(n * D * D);
       for (std::size_t p = begin; p < blocks.end(b); ++p) {
         const Stencil s = K::stencil(g, cb, x + D * p);
         // v_p = Σ w v_i, B_p = Σ w v_i (x_i − x_p)ᵀ, L = ∇v = Σ v_i ∇wᵀ (spec §6.1, §7.2)

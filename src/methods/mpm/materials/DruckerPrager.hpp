@@ -193,18 +193,16 @@ struct DruckerPrager {
         tau[D * D * p + k] = 2 * mu * e[k] + (k % (D + 1) == 0 ? lambda * trace : 0.0);
     }
   }
-  // project<D> given the SVD of F; returns the logarithms of the new F's singular values.
+  // project<D> given the SVD of F.
   template <int D, class Matrix>
-  Eigen::Matrix<Real, D, 1> project_svd(const PolarSvd<D>& svd, Matrix& F, Real& Jp) const {
+  void project_svd(const PolarSvd<D>& svd, Matrix& F, Real& Jp) const {
     using Vec = Eigen::Matrix<Real, D, 1>;
     const Vec trial = svd.sigma.array().abs().max(kMinStretch).log();
     Vec projected;
     bool yielded;
-    if (!return_strain<D>(trial, Jp, !(svd.sigma(D - 1) > 0), projected, yielded))
-      return untouched_strain<D>(svd, trial);
+    if (!return_strain<D>(trial, Jp, !(svd.sigma(D - 1) > 0), projected, yielded)) return;
     Jp = yielded ? Jp * std::exp(trial.sum() - projected.sum()) : 1;
     F = svd.U * projected.array().exp().matrix().asDiagonal() * svd.V.transpose();
-    return projected;
   }
 
   // The return mapping on the principal log-stretches trial (spec 002 §3.2): the new ones in

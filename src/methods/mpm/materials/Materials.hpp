@@ -3,6 +3,7 @@
 // constructor from MaterialSettings, psi/P/kirchhoff/project<D>, hessian<D> (∂P/∂F as an
 // ElasticHessian, spec 002 §2.5), wave_speed) + one entry below.
 #include <Eigen/Core>
+#include <algorithm>
 #include <cstddef>
 #include <type_traits>
 #include <utility>
@@ -71,8 +72,8 @@ void kirchhoff_run(const Material& material, const Real* F, const Real* Jp, std:
 
 // The return mapping (project, spec 002 §3.2) of particles [begin, end) in place, on their trial
 // F (d×d row-major each) and J_P: through the material's project_batch when it has one (snow,
-// Drucker–Prager: a vectorised SVD), else one particle at a time. With hencky, a material that
-// CarriesHencky also leaves there each particle's new elastic Hencky strain (d×d each).
+// Drucker–Prager: a vectorised SVD), else one particle at a time. With hencky, each particle's new
+// elastic Hencky strain there (d×d each): from a material that CarriesHencky, zero from the others.
 template <int D, class Material>
 void project_run(const Material& material, Real* F, Real* Jp, std::size_t begin, std::size_t end,
                  Real* hencky = nullptr) {
@@ -81,6 +82,8 @@ void project_run(const Material& material, Real* F, Real* Jp, std::size_t begin,
     if (hencky)
       return material.template project_batch<D>(F + D * D * begin, Jp + begin, end - begin,
                                                 hencky + D * D * begin);
+  } else if (hencky) {
+    std::fill(hencky + D * D * begin, hencky + D * D * end, 0.0);
   }
   if constexpr (HasProjectBatch<Material, D>::value) {
     material.template project_batch<D>(F + D * D * begin, Jp + begin, end - begin);
