@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "core/Types.hpp"
+#include "solvers/CoarseSpace.hpp"
 #include "solvers/DofMap.hpp"
 
 namespace nendo {
@@ -53,6 +54,9 @@ class NewtonProblem {
   // Owned node positions (block_size numbers per node), for the rigid-body near null space that
   // algebraic multigrid uses; false if the problem has none.
   virtual bool coordinates(Real* /*xyz*/) { return false; }
+  // The coarser discretisation that geometric multigrid solves on (GeometricMultigrid), built
+  // for the current layout; nullptr if the problem has none.
+  virtual CoarseSpace* coarse_space() { return nullptr; }
 };
 
 }  // namespace nendo

@@ -36,18 +36,24 @@ NewtonSolver::NewtonSolver(MPI_Comm comm, NewtonSettings settings)
   PetscBool initialized = PETSC_FALSE;
   PetscInitialized(&initialized);
   if (!initialized) throw Error("the implicit solver needs PETSc, which is not initialised");
-  create_ksp();
+  create_ksp(nullptr);
 }
 
 // A KSP configured from nendo's defaults and then the options database. Recreated for each new
 // layout: KSPReset does not make every PC (GAMG's levels) forget the old sizes.
-void NewtonSolver::create_ksp() {
+void NewtonSolver::create_ksp(NewtonProblem* problem) {
   if (ksp_) KSPDestroy(&ksp_);
   petsc_call(KSPCreate(comm_, &ksp_), "KSPCreate");
   petsc_call(KSPSetType(ksp_, KSPCG), "KSPSetType");
   PC pc = nullptr;
   petsc_call(KSPGetPC(ksp_, &pc), "KSPGetPC");
-  petsc_call(PCSetType(pc, settings_.operator_type == "assembled" ? PCGAMG : PCJACOBI), "PCSetType");
+  const bool assembled = settings_.operator_type == "assembled";
+  // Multigrid by default where the problem has a coarse space (unknown before the first solve:
+  // assumed, so that the first description names the PC the solves will use).
+  if (!assembled && settings_.multigrid && (!problem || problem->coarse_space()))
+    GeometricMultigrid::set_defaults(pc);
+  else
+    petsc_call(PCSetType(pc, assembled ? PCGAMG : PCJACOBI), "PCSetType");
   petsc_call(KSPSetTolerances(ksp_, 1e-4, 1e-50, PETSC_DEFAULT, PETSC_DEFAULT), "KSPSetTolerances");
   if (settings_.operator_type == "assembled") {
     // Unsmoothed aggregation: more CG iterations but a far cheaper set-up and V-cycle (the fem
@@ -110,11 +116,13 @@ NewtonReport NewtonSolver::solve(NewtonProblem& problem, Real* v) {
     // The linear solve: (P H P + I − P) d = −g from a zero guess (spec §10.8: CG from zero on an
     // SPD system returns a descent direction).
     if (!operator_ready) {  // a new layout: KSP and PC forget the old sizes
-      create_ksp();
+      create_ksp(&problem);
       operator_->setup(problem);
+      setup_multigrid(problem);
       operator_ready = true, layout_ = problem.layout();
     }
     operator_->update(problem);
+    if (multigrid_) multigrid_->update(*problem.coarse_space());
     petsc_call(KSPSetOperators(ksp_, operator_->mat(), operator_->mat()), "KSPSetOperators");
     petsc_call(VecScale(rhs.vec, -1.0), "VecScale");
     petsc_call(VecSet(solution.vec, 0.0), "VecSet");
@@ -173,6 +181,22 @@ NewtonReport NewtonSolver::solve(NewtonProblem& problem, Real* v) {
     break;
   }
   return report;
+}
+
+// The PC is PCMG (nendo's default or the options'): its coarse level for this layout.
+void NewtonSolver::setup_multigrid(NewtonProblem& problem) {
+  multigrid_.reset();
+  PC pc = nullptr;
+  PetscBool is_mg = PETSC_FALSE;
+  petsc_call(KSPGetPC(ksp_, &pc), "KSPGetPC");
+  petsc_call(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(pc), PCMG, &is_mg),
+             "PetscObjectTypeCompare");
+  if (!is_mg) return;
+  CoarseSpace* coarse = problem.coarse_space();
+  if (!coarse)
+    throw Error("-pc_type mg: this implicit problem has no coarse space to build multigrid levels on");
+  multigrid_ = std::make_unique<GeometricMultigrid>();
+  multigrid_->setup(pc, problem.dofs(), *coarse);
 }
 
 // The line search near round-off: the longest step v + α d (α = 1, 1/2, ...) whose projected

@@ -11,7 +11,8 @@
 // The KSP (and its PC) is configured from the PETSc options database, so -ksp_type, -pc_type,
 // -ksp_rtol, -ksp_monitor, ... on the command line, in .petscrc or in a scene's
 // implicit.petsc_options all apply. nendo's defaults, which options override: CG with relative
-// tolerance 1e-4, preconditioned by Jacobi (matrix-free) or GAMG (assembled: unsmoothed
+// tolerance 1e-4, preconditioned by Jacobi or geometric multigrid on the problem's CoarseSpace
+// (matrix-free; GeometricMultigrid, settings.multigrid) or GAMG (assembled: unsmoothed
 // aggregation, interpolation reused while the problem's layout() stays the same).
 #include <mpi.h>
 #include <petscksp.h>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "core/Error.hpp"
+#include "solvers/GeometricMultigrid.hpp"
 #include "solvers/HessianOperator.hpp"
 #include "solvers/NewtonProblem.hpp"
 
@@ -39,8 +41,9 @@ struct NewtonSettings {
   Real rtol = 1e-6;                           // on ‖P∇E‖₂ relative to its first value
   Real atol = 1e-6;                           // on the problem's scaled residual
   int max_iterations = 20;
-  int max_halvings = 30;  // of the line search
-  bool monitor = false;   // one line per Newton iteration on rank 0
+  int max_halvings = 30;   // of the line search
+  bool multigrid = false;  // matrix-free: PCMG on the problem's coarse space instead of Jacobi
+  bool monitor = false;    // one line per Newton iteration on rank 0
 };
 
 // What one solve did, the same on every rank.
@@ -74,7 +77,8 @@ class NewtonSolver {
 
  private:
   static constexpr int kGradientHalvings = 10;
-  void create_ksp();
+  void create_ksp(NewtonProblem* problem);
+  void setup_multigrid(NewtonProblem& problem);
   bool gradient_search(NewtonProblem& problem, Real* v, Real before, Real& alpha, int& halvings);
 
   MPI_Comm comm_;
@@ -82,6 +86,7 @@ class NewtonSolver {
   KSP ksp_ = nullptr;
   std::uint64_t layout_ = 0;  // the problem layout the KSP and operator are set up for
   std::unique_ptr<HessianOperator> operator_;
+  std::unique_ptr<GeometricMultigrid> multigrid_;  // while the PC is PCMG
   std::vector<Real> gradient_, direction_, trial_, diagonal_;
 };
 

@@ -13,6 +13,7 @@ inline NewtonSettings newton_settings(const ImplicitSettings& implicit) {
   newton.atol = implicit.newton_atol;
   newton.max_iterations = implicit.max_newton;
   newton.monitor = implicit.monitor;
+  newton.multigrid = implicit.preconditioner == "multigrid";
   return newton;
 }
 

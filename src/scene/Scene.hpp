@@ -125,6 +125,7 @@ struct ImplicitSettings {
   bool project_spd = true;
   bool monitor = false;
   std::string petsc_options;
+  std::string preconditioner = "jacobi";  // jacobi | multigrid, of the matrix-free operator
 };
 
 // The slave-particle SPH method (spec 000); names follow the spec's symbols.

@@ -159,6 +159,12 @@ std::vector<KeySchema> implicit_keys() {
                       "PETSc options database entries, e.g. \"-ksp_type cg -pc_type gamg\"; the "
                       "command line, PETSC_OPTIONS and .petscrc override them")
           .defaults_to("\"\""),
+      KeySchema::choice("preconditioner", {"jacobi", "multigrid"},
+                        "of the matrix-free operator (the assembled one takes GAMG): jacobi, or multigrid "
+                        "(MPM: two-level geometric multigrid on the block grid coarsened by 2, PETSc's "
+                        "PCMG, the options -mg_levels_* and -mg_coarse_* apply; fewer CG iterations, "
+                        "each dearer: docs/methods/implicit-mpm.md)")
+          .defaults_to("jacobi"),
   };
 }
 

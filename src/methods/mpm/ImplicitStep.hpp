@@ -25,6 +25,7 @@ class ImplicitStep {
         transfers_(transfers),
         system_(std::make_unique<MpmImplicitSystem<D, Kernel>>(model.materials,
                                                                model.implicit_settings.project_spd)) {
+    system_->set_densities(model.density);
     // spec §10.6: every collider constrains the solve; separate ones also act on the solution
     // (§10.6 step 7), for nodes the predictor did not bring into contact.
     for (std::size_t i = 0; i < model.colliders.size(); ++i)

@@ -16,12 +16,14 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <memory>
 #include <variant>
 #include <vector>
 
 #include "colliders/Collider.hpp"
 #include "decomposition/Space.hpp"
 #include "methods/mpm/GridKernels.hpp"
+#include "methods/mpm/ImplicitCoarseGrid.hpp"
 #include "methods/mpm/StickyMirror.hpp"
 #include "methods/mpm/materials/Materials.hpp"
 #include "solvers/NewtonProblem.hpp"
@@ -59,6 +61,8 @@ class MpmImplicitSystem final : public NewtonProblem {
     ghost_ = &space.ghost();
     h_ = h;
     sticky_ = sticky;
+    colliders_ = &colliders, time_ = time;
+    coarse_ready_ = false;
     const std::size_t nodes = ghost_->grid_blocks() * ghost_->nodes_per_block();
     std::vector<char> active(nodes);
     for (std::size_t i = 0; i < nodes; ++i) active[i] = grid[c * i] > 0;
@@ -222,6 +226,28 @@ class MpmImplicitSystem final : public NewtonProblem {
   bool coordinates(Real* xyz) override {
     std::copy(position_.begin(), position_.end(), xyz);
     return true;
+  }
+
+  // The materials' densities, which the coarse level's mass needs (without them: no coarse level).
+  void set_densities(const std::vector<Real>& density) { density_ = &density; }
+
+  // The block grid coarsened by 2 (ImplicitCoarseGrid), for this step's layout; none for an odd
+  // grid.block.
+  CoarseSpace* coarse_space() override {
+    if (!space_ || !density_ || !ImplicitCoarseGrid<D, Kernel>::supported(space_->geometry())) return nullptr;
+    if (!coarse_) coarse_ = std::make_unique<ImplicitCoarseGrid<D, Kernel>>(dofs_.comm());
+    if (!coarse_ready_) {
+      auto constraint = [this](const Real* x) {
+        Mat P;
+        Vec v = Vec::Zero();
+        constrain(*colliders_, x, time_, P, v);
+        return P;
+      };
+      coarse_->setup(*space_, {&dofs_, [this](PetscInt l) { return projector(l); }, constraint, density_,
+                               &hessian_, h_});
+      coarse_ready_ = true;
+    }
+    return coarse_.get();
   }
 
   // F̂_p at the last linearisation point (row-major D×D per particle).
@@ -461,6 +487,11 @@ class MpmImplicitSystem final : public NewtonProblem {
   std::vector<Real> info_windows_;
   bool node_info_ready_ = false;
   const StickyMirror<D>* sticky_ = nullptr;  // the step's reflections (StickyMirror::update)
+  const ColliderSet* colliders_ = nullptr;
+  const std::vector<Real>* density_ = nullptr;
+  Real time_ = 0;
+  std::unique_ptr<ImplicitCoarseGrid<D, Kernel>> coarse_;
+  bool coarse_ready_ = false;
 };
 
 // Stiffness blocks are summed per particle block into a window-local table of node pairs (a node
