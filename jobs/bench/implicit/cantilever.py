@@ -128,6 +128,8 @@ def motion(out, kind, dx):
     try:
         return motion_from_particles(out, kind, dx), kind
     except ImportError:
+        print("cantilever.py: no h5py (run /usr/bin/python3): the centre of mass stands in for the tip",
+              file=sys.stderr)
         return motion_from_diagnostics(out), "com"
 
 
