@@ -150,6 +150,12 @@ std::vector<KeySchema> implicit_keys() {
                          "this many times in a row; then the run checkpoints and stops")
           .defaults_to("8")
           .at_least(0),
+      KeySchema::choice("forcing", {"eisenstat_walker", "fixed"},
+                        "the relative tolerance of each Newton iteration's linear solve: eisenstat_walker "
+                        "(loose far from the solution, tighter as Newton converges, never below 1e-4 nor "
+                        "tighter than newton_tol needs) or fixed (1e-4); a -ksp_rtol in petsc_options or "
+                        "on the command line always fixes it")
+          .defaults_to("eisenstat_walker"),
       KeySchema::boolean("project_spd",
                          "make each particle's energy Hessian positive semi-definite (spec 002 "
                          "section 2.6), so that CG applies")
