@@ -116,7 +116,7 @@ struct CatalystSettings {
 };
 
 struct ImplicitSettings {
-  std::string scheme = "backward_euler";      // backward_euler | midpoint
+  std::string scheme = "midpoint";            // midpoint | backward_euler (MPM; FEM: backward Euler only)
   std::string operator_type = "matrix_free";  // matrix_free | assembled (scene key `operator`)
   Real newton_tol = 1e-6;                     // on ‖P∇E‖ relative to the first
   Real newton_atol = 1e-6;                    // on the worst node's velocity error × Δt/dx
