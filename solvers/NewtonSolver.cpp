@@ -1,5 +1,6 @@
 #include "solvers/NewtonSolver.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -29,6 +30,48 @@ struct WrappedVec {
   WrappedVec& operator=(const WrappedVec&) = delete;
 };
 
+// The forcing term of inexact Newton, the linear solve's relative tolerance η_k: Eisenstat and
+// Walker's choice 2 (SIAM J. Sci. Comput. 17:16–32, 1996; PETSc's -snes_ksp_ew, version 2), with
+// their γ = 0.9 (PETSc: 1.0):
+//   η_0 = 0.03,   η_k = γ (‖g_k‖ / ‖g_{k−1}‖)^α,   α = (1 + √5)/2;
+//   η_k ← max(η_k, γ η_{k−1}^α) when γ η_{k−1}^α > 0.1   (no sudden tightening after one lucky step);
+//   η_k ← η_{k−1} when ‖g_k‖ ≥ ‖g_{k−1}‖   (the line search lowers E, not ‖g‖: after a step that
+//         raised ‖g‖, as the first steps of a beam bending under its weight do, the ratio would
+//         loosen η to 0.9 and waste the next iterations; the static FEM beam took 13 instead of 7);
+//   η_k ← max(η_k, ½ rtol ‖g_0‖ / ‖g_k‖)   (Kelley 1995, eq. 6.20: the last solve need not take ‖g‖
+//         far below where Newton stops);
+//   η_k ← min(max(η_k, 1e-4), 0.9).
+// η_0 is below EW's 0.5 (PETSc: 0.3): a Newton iteration costs 10 or more Krylov iterations here (a
+// linearisation, a line search, an operator update or assembly), and from the predictor the first
+// Newton step takes ‖g‖ down by only 1e-1 to 1e-2 even when solved exactly; starting at 0.5 doubled
+// the Newton iterations of the implicit MPM drops and cost more time than it saved
+// (docs/methods/implicit-mpm.md). The floor 1e-4 is the fixed forcing's tolerance: no linear solve
+// costs more than with fixed forcing, and at tight Newton tolerances (1e-10 and below) CG is not
+// asked for 1e-8 it may only reach at round-off; Newton still gains four digits per iteration there.
+struct EisenstatWalker {
+  static constexpr Real kGamma = 0.9, kAlpha = 1.6180339887498949, kThreshold = 0.1;
+  static constexpr Real kFirst = 0.03, kLargest = 0.9, kSmallest = 1e-4;
+  Real eta = 0, last_residual = 0;
+
+  // η for the linear solve at the iterate of gradient norm `residual`; `stop`: rtol ‖g_0‖.
+  Real next(Real residual, Real stop) {
+    Real next = kFirst;
+    if (last_residual > 0 && residual >= last_residual) {
+      next = eta;
+    } else if (last_residual > 0) {
+      next = kGamma * std::pow(residual / last_residual, kAlpha);
+      const Real kept = kGamma * std::pow(eta, kAlpha);
+      if (kept > kThreshold) next = std::max(next, kept);
+    }
+    next = std::max(next, 0.5 * stop / residual);
+    eta = std::min(std::max(next, kSmallest), kLargest), last_residual = residual;
+    return eta;
+  }
+  // The fixed forcing's tolerance, for a solve that is repeated; the next iteration's safeguard
+  // starts from it.
+  Real tighten() { return eta = kSmallest; }
+};
+
 }  // namespace
 
 NewtonSolver::NewtonSolver(MPI_Comm comm, NewtonSettings settings)
@@ -36,6 +79,8 @@ NewtonSolver::NewtonSolver(MPI_Comm comm, NewtonSettings settings)
   PetscBool initialized = PETSC_FALSE;
   PetscInitialized(&initialized);
   if (!initialized) throw Error("the implicit solver needs PETSc, which is not initialised");
+  if (settings_.forcing != "eisenstat_walker" && settings_.forcing != "fixed")
+    throw Error("unknown Newton forcing '" + settings_.forcing + "' (eisenstat_walker or fixed)");
   create_ksp(nullptr);
 }
 
@@ -97,6 +142,19 @@ NewtonReport NewtonSolver::solve(NewtonProblem& problem, Real* v) {
   int same_layout = problem.layout() != 0 && problem.layout() == layout_ ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &same_layout, 1, MPI_INT, MPI_MIN, comm_);
   bool operator_ready = same_layout == 1;
+  // A -ksp_rtol in the options database is the user's fixed forcing (the KSP read it). The adaptive
+  // forcing measures CG's residual unpreconditioned, as Newton measures ‖g‖: in the preconditioned
+  // norm, GAMG's first CG iteration met η = 0.1 while the gradient after the step had grown (the FEM
+  // beam), and EW's ratio then loosened η to 0.9. A -ksp_norm_type, or another Krylov method, keeps
+  // its own norm.
+  const char* prefix = nullptr;
+  PetscBool user_rtol = PETSC_FALSE, user_norm = PETSC_FALSE;
+  petsc_call(KSPGetOptionsPrefix(ksp_, &prefix), "KSPGetOptionsPrefix");
+  petsc_call(PetscOptionsHasName(nullptr, prefix, "-ksp_rtol", &user_rtol), "PetscOptionsHasName");
+  petsc_call(PetscOptionsHasName(nullptr, prefix, "-ksp_norm_type", &user_norm), "PetscOptionsHasName");
+  const bool adaptive = settings_.forcing == "eisenstat_walker" && !user_rtol;
+  EisenstatWalker forcing;
+  Real eta = 0;
   problem.linearize(v, gradient_.data());
   for (;;) {
     report.residual = std::sqrt(dot(comm_, gradient_, gradient_));
@@ -124,61 +182,85 @@ NewtonReport NewtonSolver::solve(NewtonProblem& problem, Real* v) {
     operator_->update(problem);
     if (multigrid_) multigrid_->update(*problem.coarse_space());
     petsc_call(KSPSetOperators(ksp_, operator_->mat(), operator_->mat()), "KSPSetOperators");
-    petsc_call(VecScale(rhs.vec, -1.0), "VecScale");
-    petsc_call(VecSet(solution.vec, 0.0), "VecSet");
-    const PetscErrorCode solved = KSPSolve(ksp_, rhs.vec, solution.vec);
-    petsc_call(VecScale(rhs.vec, -1.0), "VecScale");
-    if (solved != 0) petsc_call(solved, "KSPSolve");
-    PetscInt ksp_iterations = 0;
-    KSPConvergedReason reason = KSP_CONVERGED_ITERATING;
-    KSPGetIterationNumber(ksp_, &ksp_iterations);
-    KSPGetConvergedReason(ksp_, &reason);
-    report.ksp_iterations += ksp_iterations;
+    if (adaptive) eta = forcing.next(report.residual, settings_.rtol * report.residual0);
+    for (;;) {
+      PetscReal rtol = 0, abstol = 0, dtol = 0;
+      PetscInt max_its = 0;
+      petsc_call(KSPGetTolerances(ksp_, &rtol, &abstol, &dtol, &max_its), "KSPGetTolerances");
+      if (adaptive) {
+        petsc_call(KSPSetTolerances(ksp_, eta, abstol, dtol, max_its), "KSPSetTolerances");
+        PetscBool cg = PETSC_FALSE;
+        petsc_call(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(ksp_), KSPCG, &cg),
+                   "PetscObjectTypeCompare");
+        if (cg && !user_norm) petsc_call(KSPSetNormType(ksp_, KSP_NORM_UNPRECONDITIONED), "KSPSetNormType");
+      } else {
+        eta = rtol;
+      }
+      petsc_call(VecScale(rhs.vec, -1.0), "VecScale");
+      petsc_call(VecSet(solution.vec, 0.0), "VecSet");
+      const PetscErrorCode solved = KSPSolve(ksp_, rhs.vec, solution.vec);
+      petsc_call(VecScale(rhs.vec, -1.0), "VecScale");
+      if (solved != 0) petsc_call(solved, "KSPSolve");
+      PetscInt ksp_iterations = 0;
+      KSPConvergedReason reason = KSP_CONVERGED_ITERATING;
+      KSPGetIterationNumber(ksp_, &ksp_iterations);
+      KSPGetConvergedReason(ksp_, &reason);
+      report.ksp_iterations += ksp_iterations;
 
-    Real slope = dot(comm_, gradient_, direction_);
-    bool gradient_step = false;
-    if (!(slope < 0) || reason == KSP_DIVERGED_NANORINF) {  // fallback: the Jacobi-scaled gradient
-      problem.diagonal(diagonal_.data());
-      for (std::size_t i = 0; i < n; ++i) direction_[i] = -gradient_[i] / diagonal_[i];
-      slope = dot(comm_, gradient_, direction_);
-      gradient_step = true, ++report.gradient_steps;
-    }
+      Real slope = dot(comm_, gradient_, direction_);
+      bool gradient_step = false;
+      if (!(slope < 0) || reason == KSP_DIVERGED_NANORINF) {  // fallback: the Jacobi-scaled gradient
+        problem.diagonal(diagonal_.data());
+        for (std::size_t i = 0; i < n; ++i) direction_[i] = -gradient_[i] / diagonal_[i];
+        slope = dot(comm_, gradient_, direction_);
+        gradient_step = true, ++report.gradient_steps;
+      }
 
-    // Backtracking line search (spec §10.8): Armijo on E while the decrease a step predicts
-    // (−α g·d) stands above the round-off of E; below it (near the solution, or after many
-    // halvings) E cannot tell a decrease from noise and would accept any step, so the step is
-    // judged by the norm of the gradient instead.
-    const Real noise = problem.energy_noise();
-    Real alpha = 1, change = 0;
-    int halvings = 0;
-    bool accepted = false, by_gradient = false;
-    for (; - alpha * slope > noise; ++halvings, alpha *= 0.5) {
-      for (std::size_t i = 0; i < n; ++i) trial_[i] = alpha * direction_[i];
-      change = problem.energy_change(trial_.data());
-      accepted = change <= 1e-4 * alpha * slope;
-      if (accepted || halvings == settings_.max_halvings) break;
+      // Backtracking line search (spec §10.8): Armijo on E while the decrease a step predicts
+      // (−α g·d) stands above the round-off of E; below it (near the solution, or after many
+      // halvings) E cannot tell a decrease from noise and would accept any step, so the step is
+      // judged by the norm of the gradient instead.
+      const Real noise = problem.energy_noise();
+      Real alpha = 1, change = 0;
+      int halvings = 0;
+      bool accepted = false, by_gradient = false;
+      for (; - alpha * slope > noise; ++halvings, alpha *= 0.5) {
+        for (std::size_t i = 0; i < n; ++i) trial_[i] = alpha * direction_[i];
+        change = problem.energy_change(trial_.data());
+        accepted = change <= 1e-4 * alpha * slope;
+        if (accepted || halvings == settings_.max_halvings) break;
+      }
+      if (accepted) {
+        for (std::size_t i = 0; i < n; ++i) v[i] += trial_[i];
+        problem.linearize(v, gradient_.data());
+      } else {
+        int more = 0;
+        by_gradient = true, alpha = 1;
+        accepted = gradient_search(problem, v, report.residual, alpha, more);
+        halvings += more;
+      }
+      report.line_search_halvings += halvings;
+      if (settings_.monitor && root)
+        PetscPrintf(
+            PETSC_COMM_SELF,
+            "  newton %2d: |P grad E| %.3e (rel %.3e, %.3e cells)  eta %.1e ksp %4d %s  %s alpha %g  %s "
+            "%.6e\n",
+            report.iterations, report.residual, report.residual / report.residual0, report.scaled_residual,
+            eta, static_cast<int>(ksp_iterations), KSPConvergedReasons[reason],
+            gradient_step ? "gradient" : "newton", alpha, by_gradient ? "|g| search, dE" : "dE", change);
+      if (accepted) break;
+      // An inexact direction the line search could not use: near round-off the step is judged by
+      // ‖g‖, which a loose CG solve need not reduce (CG's residual is not monotone). Solved again
+      // at the fixed forcing's tolerance before giving up; v and the linearisation are unchanged.
+      if (adaptive && eta > EisenstatWalker::kSmallest) {
+        eta = forcing.tighten();
+        continue;
+      }
+      report.failure = "the line search found no decrease of the energy or its gradient (iteration " +
+                       std::to_string(report.iterations) + ", KSP " + KSPConvergedReasons[reason] + ")";
+      break;
     }
-    if (accepted) {
-      for (std::size_t i = 0; i < n; ++i) v[i] += trial_[i];
-      problem.linearize(v, gradient_.data());
-    } else {
-      int more = 0;
-      by_gradient = true, alpha = 1;
-      accepted = gradient_search(problem, v, report.residual, alpha, more);
-      halvings += more;
-    }
-    report.line_search_halvings += halvings;
-    if (settings_.monitor && root)
-      PetscPrintf(PETSC_COMM_SELF,
-                  "  newton %2d: |P grad E| %.3e (rel %.3e, %.3e cells)  ksp %4d %s  %s alpha %g  %s %.6e\n",
-                  report.iterations, report.residual, report.residual / report.residual0,
-                  report.scaled_residual, static_cast<int>(ksp_iterations), KSPConvergedReasons[reason],
-                  gradient_step ? "gradient" : "newton", alpha, by_gradient ? "|g| search, dE" : "dE",
-                  change);
-    if (accepted) continue;
-    report.failure = "the line search found no decrease of the energy or its gradient (iteration " +
-                     std::to_string(report.iterations) + ", KSP " + KSPConvergedReasons[reason] + ")";
-    break;
+    if (!report.failure.empty()) break;
   }
   return report;
 }

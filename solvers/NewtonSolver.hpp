@@ -3,7 +3,8 @@
 //
 //   v ← v⁰ (constraint-consistent)
 //   repeat: g ← P∇E(v); stop if ‖g‖ ≤ rtol ‖g⁰‖, the scaled residual ≤ atol, or ‖g‖ is at round-off
-//           solve (P H P + I − P) d = −g with KSP from a zero guess
+//           η ← the forcing term (below)
+//           solve (P H P + I − P) d = −g with KSP from a zero guess, to relative tolerance η
 //           if g·d ≥ 0 (KSP failed or H indefinite): d ← −diag⁻¹ g (scaled gradient)
 //           α: backtracking Armijo on E, E(v + αd) − E(v) ≤ 1e-4 α g·d, halving
 //           v ← v + α d
@@ -14,6 +15,12 @@
 // tolerance 1e-4, preconditioned by Jacobi or geometric multigrid on the problem's CoarseSpace
 // (matrix-free; GeometricMultigrid, settings.multigrid) or GAMG (assembled: unsmoothed
 // aggregation, interpolation reused while the problem's layout() stays the same).
+//
+// The forcing term η, the KSP's relative tolerance at each Newton iteration (inexact Newton):
+// "fixed" keeps the KSP's tolerance (1e-4, or -ksp_rtol); "eisenstat_walker" chooses η from the
+// progress of Newton itself (Eisenstat & Walker 1996, choice 2, as PETSc's -snes_ksp_ew), loose
+// while far from the solution and tighter as Newton converges, never tighter than the fixed 1e-4
+// nor than the Newton tolerance needs. A -ksp_rtol in the options database always wins (fixed).
 #include <mpi.h>
 #include <petscksp.h>
 
@@ -41,9 +48,10 @@ struct NewtonSettings {
   Real rtol = 1e-6;                           // on ‖P∇E‖₂ relative to its first value
   Real atol = 1e-6;                           // on the problem's scaled residual
   int max_iterations = 20;
-  int max_halvings = 30;   // of the line search
-  bool multigrid = false;  // matrix-free: PCMG on the problem's coarse space instead of Jacobi
-  bool monitor = false;    // one line per Newton iteration on rank 0
+  int max_halvings = 30;                     // of the line search
+  bool multigrid = false;                    // matrix-free: PCMG on the problem's coarse space, not Jacobi
+  std::string forcing = "eisenstat_walker";  // eisenstat_walker | fixed: the KSP's relative tolerance
+  bool monitor = false;                      // one line per Newton iteration on rank 0
 };
 
 // What one solve did, the same on every rank.

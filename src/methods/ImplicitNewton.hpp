@@ -12,6 +12,7 @@ inline NewtonSettings newton_settings(const ImplicitSettings& implicit) {
   newton.rtol = implicit.newton_tol;
   newton.atol = implicit.newton_atol;
   newton.max_iterations = implicit.max_newton;
+  newton.forcing = implicit.forcing;
   newton.monitor = implicit.monitor;
   newton.multigrid = implicit.preconditioner == "multigrid";
   return newton;

@@ -116,12 +116,13 @@ struct CatalystSettings {
 };
 
 struct ImplicitSettings {
-  std::string scheme = "backward_euler";      // backward_euler | midpoint
+  std::string scheme = "midpoint";            // midpoint | backward_euler (MPM; FEM: backward Euler only)
   std::string operator_type = "matrix_free";  // matrix_free | assembled (scene key `operator`)
   Real newton_tol = 1e-6;                     // on ‖P∇E‖ relative to the first
   Real newton_atol = 1e-6;                    // on the worst node's velocity error × Δt/dx
   int max_newton = 20;
-  int max_halvings = 8;  // a failed step is retried in halves, this many times at most
+  int max_halvings = 8;                      // a failed step is retried in halves, this many times at most
+  std::string forcing = "eisenstat_walker";  // eisenstat_walker | fixed (NewtonSettings::forcing)
   bool project_spd = true;
   bool monitor = false;
   std::string petsc_options;

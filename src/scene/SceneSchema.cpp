@@ -21,8 +21,9 @@ std::vector<KeySchema> time_keys() {
           .when_unset("unset: fixed step dt")
           .above(0)
           .at_most(1),
-      KeySchema::choice("integrator", {"explicit", "implicit"},
-                        "explicit (symplectic Euler) or implicit (backward Euler, see implicit)")
+      KeySchema::choice(
+          "integrator", {"explicit", "implicit"},
+          "explicit (symplectic Euler) or implicit (a Newton-Krylov solve per step, see implicit)")
           .defaults_to("explicit"),
   };
 }
@@ -124,11 +125,13 @@ std::vector<KeySchema> catalyst_keys() {
 
 std::vector<KeySchema> implicit_keys() {
   return {
-      KeySchema::choice("scheme", {"backward_euler", "midpoint"},
-                        "backward_euler (first order, damps: energy never grows) or midpoint (the implicit "
-                        "midpoint rule, second order, no numerical damping; Newmark beta = 1/4 for a linear "
-                        "material)")
-          .defaults_to("backward_euler"),
+      KeySchema::choice(
+          "scheme", {"midpoint", "backward_euler"},
+          "MPM's implicit step: midpoint (the implicit midpoint rule, second order, no numerical "
+          "damping: a swinging body keeps its amplitude at large steps; Newmark beta = 1/4 for a "
+          "linear material) or backward_euler (first order, damps: energy never grows; for "
+          "quasi-static loading and settling). FEM always steps by backward Euler")
+          .defaults_to("midpoint"),
       KeySchema::choice("operator", {"matrix_free", "assembled"},
                         "Hessian as a matrix-free MatShell or an assembled MPIAIJ/MPIBAIJ matrix")
           .defaults_to("matrix_free"),
@@ -150,6 +153,12 @@ std::vector<KeySchema> implicit_keys() {
                          "this many times in a row; then the run checkpoints and stops")
           .defaults_to("8")
           .at_least(0),
+      KeySchema::choice("forcing", {"eisenstat_walker", "fixed"},
+                        "the relative tolerance of each Newton iteration's linear solve: eisenstat_walker "
+                        "(loose far from the solution, tighter as Newton converges, never below 1e-4 nor "
+                        "tighter than newton_tol needs) or fixed (1e-4); a -ksp_rtol in petsc_options or "
+                        "on the command line always fixes it")
+          .defaults_to("eisenstat_walker"),
       KeySchema::boolean("project_spd",
                          "make each particle's energy Hessian positive semi-definite (spec 002 "
                          "section 2.6), so that CG applies")

@@ -112,7 +112,8 @@ colliders:
 output: {dir: results, every_steps: 50, fields: [velocity, stress, J, Jp]}
 checkpoint: {dir: ckpt, every_steps: 1000, keep: 2, walltime: 3600}
 catalyst: {scripts: [viz.py], every_steps: 10, fields: [velocity, rank]}
-implicit: {operator: assembled, newton_tol: 1.0e-8, max_newton: 30, petsc_options: "-ksp_type cg -pc_type gamg"}
+implicit: {scheme: backward_euler, operator: assembled, newton_tol: 1.0e-8, max_newton: 30, forcing: fixed,
+           petsc_options: "-ksp_type cg -pc_type gamg"}
 )";
 
 TEST_F(FullScene, LoadsEverySectionWithItsValues) {
@@ -214,9 +215,11 @@ TEST_F(FullScene, LoadsOutputCheckpointCatalystAndImplicit) {
   EXPECT_EQ(scene.catalyst.scripts, (std::vector<std::string>{(dir_ / "viz.py").string()}));
   EXPECT_EQ(scene.catalyst.every_steps, 10);
   EXPECT_EQ(scene.catalyst.fields, (std::vector<std::string>{"velocity", "rank"}));
+  EXPECT_EQ(scene.implicit.scheme, "backward_euler");
   EXPECT_EQ(scene.implicit.operator_type, "assembled");
   EXPECT_EQ(scene.implicit.newton_tol, 1.0e-8);
   EXPECT_EQ(scene.implicit.max_newton, 30);
+  EXPECT_EQ(scene.implicit.forcing, "fixed");
   EXPECT_EQ(scene.implicit.petsc_options, "-ksp_type cg -pc_type gamg");
 }
 
@@ -240,9 +243,11 @@ TEST(SceneLoader, FillsDefaultsOfAMinimalScene) {
   EXPECT_TRUE(scene.catalyst.scripts.empty());
   EXPECT_EQ(scene.catalyst.every_steps, 1);
   EXPECT_EQ(scene.catalyst.fields, std::nullopt);
+  EXPECT_EQ(scene.implicit.scheme, "midpoint");
   EXPECT_EQ(scene.implicit.operator_type, "matrix_free");
   EXPECT_EQ(scene.implicit.newton_tol, 1.0e-6);
   EXPECT_EQ(scene.implicit.max_newton, 20);
+  EXPECT_EQ(scene.implicit.forcing, "eisenstat_walker");
   EXPECT_EQ(scene.implicit.petsc_options, "");
 }
 
