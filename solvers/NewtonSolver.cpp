@@ -178,9 +178,12 @@ NewtonReport NewtonSolver::solve(NewtonProblem& problem, Real* v) {
       operator_->setup(problem);
       setup_multigrid(problem);
       operator_ready = true, layout_ = problem.layout();
+      // The coarse operator of the layout's first linearisation serves all its Newton iterations:
+      // a preconditioner need not follow the tangent, and its assembly and GAMG set-up cost about
+      // 60 fine products (the 3-D cantilever of docs/performance.md).
+      if (multigrid_) multigrid_->update(*problem.coarse_space());
     }
     operator_->update(problem);
-    if (multigrid_) multigrid_->update(*problem.coarse_space());
     petsc_call(KSPSetOperators(ksp_, operator_->mat(), operator_->mat()), "KSPSetOperators");
     if (adaptive) eta = forcing.next(report.residual, settings_.rtol * report.residual0);
     for (;;) {
