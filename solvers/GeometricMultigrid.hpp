@@ -29,6 +29,8 @@ class GeometricMultigrid {
   void setup(PC pc, const DofMap& fine, CoarseSpace& coarse);
   // Reassembles the coarse operator at the problem's new linearisation point.
   void update(CoarseSpace& coarse);
+  ::Mat interpolation() const { return interpolation_; }
+  ::Mat coarse_operator() const { return coarse_; }
 
  private:
   void destroy();
