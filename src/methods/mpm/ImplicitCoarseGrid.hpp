@@ -131,7 +131,7 @@ class ImplicitCoarseGrid final : public CoarseSpace {
           cell += stride * static_cast<int>(std::min<std::int64_t>(std::max<std::int64_t>(c, 0), B - 1));
         }
         const Mat Fn = Eigen::Map<const RowMat>(F + DD * p);
-        const Tangent C = tangent(p);
+        const Tangent C = (*fine_.hessian)[p].matrix();
         Eigen::Map<Tangent> sum(cell_tangent_.data() + std::size_t(cell) * DD * DD);
         const Real scale = h2 * V0[p];
         for (int a = 0; a < D; ++a)
@@ -180,18 +180,6 @@ class ImplicitCoarseGrid final : public CoarseSpace {
   }
 
  private:
-  // ∂P_αβ/∂F_τσ of particle p as a D²×D² matrix, column (τσ) = δP[E_τσ].
-  Tangent tangent(std::size_t p) const {
-    Tangent C;
-    for (int t = 0; t < DD; ++t) {
-      Mat E = Mat::Zero();
-      E(t / D, t % D) = 1;
-      const RowMat dP = (*fine_.hessian)[p].apply(E);
-      C.col(t) = Eigen::Map<const Eigen::Matrix<Real, DD, 1>>(dP.data());
-    }
-    return C;
-  }
-
   // One quadrature point's blocks K_rq = Σ_βσ ∇W_rβ Ĉ_(αβ),(τσ) ∇W_qσ and its lumped mass W_r m I
   // into the window's pair table.
   void add_pairs(const Stencil& s, const Tangent& C, Real mass) {

@@ -380,18 +380,6 @@ class MpmImplicitSystem final : public NewtonProblem {
     }
   }
 
-  // ∂P_αβ/∂F_τσ of particle p as a D²×D² matrix, column (τσ) = δP[E_τσ].
-  Eigen::Matrix<Real, D * D, D * D> tangent(std::size_t p) const {
-    Eigen::Matrix<Real, D * D, D * D> C;
-    for (int t = 0; t < D * D; ++t) {
-      Mat E = Mat::Zero();
-      E(t / D, t % D) = 1;
-      const RowMat dP = hessian_[p].apply(E);
-      C.col(t) = Eigen::Map<const Eigen::Matrix<Real, D * D, 1>>(dP.data());
-    }
-    return C;
-  }
-
   // ∇w_ip for the stencil node of weight indices (i, j, k).
   static Vec weight_gradient(const Stencil& s, int i, int j, int k) {
     Vec w;
@@ -420,7 +408,7 @@ class MpmImplicitSystem final : public NewtonProblem {
       for (std::size_t p = blocks.begin(b); p < blocks.end(b); ++p) {
         const Stencil s = Kernels::stencil(space_->geometry(), cb, ps.positions() + D * p);
         const Mat Fn = MatMap(f.F + D * D * p);
-        const Eigen::Matrix<Real, D * D, D* D> C = (h2 * f.V0[p]) * tangent(p);
+        const Eigen::Matrix<Real, D * D, D* D> C = (h2 * f.V0[p]) * hessian_[p].matrix();
         Kernels::for_each_node(ex_, ey_, s, [&](std::size_t node, int i, int j, int k) {
           const Vec g = Fn.transpose() * weight_gradient(s, i, j, k);
           Real* target = window + D * D * node;
@@ -524,7 +512,7 @@ void MpmImplicitSystem<D, Kernel>::assemble(::Mat A) {
     for (std::size_t p = blocks.begin(b); p < blocks.end(b); ++p) {
       const Stencil s = Kernels::stencil(space_->geometry(), cb, ps.positions() + D * p);
       const Mat Fn = MatMap(f.F + D * D * p);
-      const Eigen::Matrix<Real, D * D, D* D> C = (h2 * f.V0[p]) * tangent(p);
+      const Eigen::Matrix<Real, D * D, D* D> C = (h2 * f.V0[p]) * hessian_[p].matrix();
       int k = 0;
       Kernels::for_each_node(ex_, ey_, s, [&](std::size_t w, int i, int j, int kk) {
         node[k] = w, offset[k] = i + R * (j + R * kk);

@@ -48,6 +48,18 @@ struct ElasticHessian {
     return W.lazyProduct(V.transpose());
   }
 
+  // ∂P_αβ/∂F_τσ as a D²×D² matrix, column (τσ) = δP[E_τσ] (row-major indices).
+  Eigen::Matrix<Real, D * D, D * D> matrix() const {
+    Eigen::Matrix<Real, D * D, D * D> C;
+    for (int t = 0; t < D * D; ++t) {
+      Mat<D> E = Mat<D>::Zero();
+      E(t / D, t % D) = 1;
+      const Eigen::Matrix<Real, D, D, Eigen::RowMajor> dP = apply(E);
+      C.col(t) = Eigen::Map<const Eigen::Matrix<Real, D * D, 1>>(dP.data());
+    }
+    return C;
+  }
+
   // Spec §2.6: A ← Q max(Λ, 0) Qᵀ (skipped when A is already positive definite, or positive
   // semi-definite by its eigenvalues), a, b ← max(·, 0). The result is positive semi-definite.
   void project_spd() {
