@@ -1,5 +1,8 @@
 #include "solvers/GeometricMultigrid.hpp"
 
+#include <vector>
+
+#include "solvers/AssembledMatrix.hpp"
 #include "solvers/PetscCall.hpp"
 
 namespace nendo {
@@ -8,7 +11,7 @@ GeometricMultigrid::~GeometricMultigrid() { destroy(); }
 
 void GeometricMultigrid::destroy() {
   MatDestroy(&interpolation_), MatDestroy(&coarse_);
-  VecDestroy(&coarse_mass_), VecDestroy(&coarse_diagonal_);
+  VecDestroy(&unreached_), VecDestroy(&coarse_diagonal_);
 }
 
 void GeometricMultigrid::set_defaults(PC pc) {
@@ -42,42 +45,13 @@ void GeometricMultigrid::setup(PC pc, const DofMap& fine, CoarseSpace& coarse) {
   petsc_call(MatAssemblyBegin(interpolation_, MAT_FINAL_ASSEMBLY), "MatAssemblyBegin");
   petsc_call(MatAssemblyEnd(interpolation_, MAT_FINAL_ASSEMBLY), "MatAssemblyEnd");
 
-  // The coarse matrix, preallocated exactly by one symbolic pass of the coarse assembly.
-  ::Mat pattern = nullptr;
-  petsc_call(MatCreate(comm, &pattern), "MatCreate");
-  petsc_call(MatSetType(pattern, MATPREALLOCATOR), "MatSetType(MATPREALLOCATOR)");
-  petsc_call(MatSetSizes(pattern, n, n, PETSC_DETERMINE, PETSC_DETERMINE), "MatSetSizes");
-  petsc_call(MatSetBlockSize(pattern, bs), "MatSetBlockSize");
-  petsc_call(MatSetUp(pattern), "MatSetUp");
-  coarse.assemble(pattern);
-  petsc_call(MatAssemblyBegin(pattern, MAT_FINAL_ASSEMBLY), "MatAssemblyBegin");
-  petsc_call(MatAssemblyEnd(pattern, MAT_FINAL_ASSEMBLY), "MatAssemblyEnd");
-  petsc_call(MatCreate(comm, &coarse_), "MatCreate");
-  petsc_call(MatSetSizes(coarse_, n, n, PETSC_DETERMINE, PETSC_DETERMINE), "MatSetSizes");
-  petsc_call(MatSetBlockSize(coarse_, bs), "MatSetBlockSize");
-  petsc_call(MatSetType(coarse_, MATAIJ), "MatSetType(aij)");  // GAMG (PETSc 3.18) cannot coarsen BAIJ
-  petsc_call(MatSetOptionsPrefix(coarse_, "mg_coarse_"), "MatSetOptionsPrefix");
-  petsc_call(MatSetFromOptions(coarse_), "MatSetFromOptions");
-  petsc_call(MatPreallocatorPreallocate(pattern, PETSC_TRUE, coarse_), "MatPreallocatorPreallocate");
-  MatDestroy(&pattern);
-  petsc_call(MatSetOption(coarse_, MAT_SYMMETRIC, PETSC_TRUE), "MatSetOption(SYMMETRIC)");
-  petsc_call(MatSetOption(coarse_, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE), "MatSetOption");
-
-  // Rigid-body modes of the coarse nodes: GAMG's near null space for elasticity.
-  ::Vec xyz = nullptr;
-  petsc_call(VecCreateMPI(comm, n, PETSC_DETERMINE, &xyz), "VecCreateMPI");
-  petsc_call(VecSetBlockSize(xyz, bs), "VecSetBlockSize");
-  PetscScalar* c = nullptr;
-  petsc_call(VecGetArray(xyz, &c), "VecGetArray");
-  coarse.coordinates(c);
-  petsc_call(VecRestoreArray(xyz, &c), "VecRestoreArray");
-  MatNullSpace modes = nullptr;
-  petsc_call(MatNullSpaceCreateRigidBody(xyz, &modes), "MatNullSpaceCreateRigidBody");
-  petsc_call(MatSetNearNullSpace(coarse_, modes), "MatSetNearNullSpace");
-  MatNullSpaceDestroy(&modes);
-  VecDestroy(&xyz);
-
-  petsc_call(MatCreateVecs(coarse_, &coarse_mass_, &coarse_diagonal_), "MatCreateVecs");
+  // The coarse matrix: AIJ, which GAMG (PETSc 3.18) can coarsen, unlike BAIJ.
+  coarse_ = preallocated_matrix(comm, n, bs, MATAIJ, "mg_coarse_",
+                                [&](::Mat pattern) { coarse.assemble(pattern); });
+  std::vector<Real> xyz(static_cast<std::size_t>(n));
+  coarse.coordinates(xyz.data());
+  attach_rigid_body_modes(coarse_, comm, n, bs, xyz.data());  // GAMG's near null space
+  petsc_call(MatCreateVecs(coarse_, &unreached_, &coarse_diagonal_), "MatCreateVecs");
   petsc_call(PCMGSetInterpolation(pc, 1, interpolation_), "PCMGSetInterpolation");
   KSP coarse_ksp = nullptr;
   petsc_call(PCMGGetCoarseSolve(pc, &coarse_ksp), "PCMGGetCoarseSolve");
@@ -95,12 +69,12 @@ void GeometricMultigrid::update(CoarseSpace& coarse) {
   const PetscScalar* diagonal = nullptr;
   PetscInt n = 0;
   petsc_call(VecGetLocalSize(coarse_diagonal_, &n), "VecGetLocalSize");
-  petsc_call(VecGetArray(coarse_mass_, &add), "VecGetArray");
+  petsc_call(VecGetArray(unreached_, &add), "VecGetArray");
   petsc_call(VecGetArrayRead(coarse_diagonal_, &diagonal), "VecGetArrayRead");
   for (PetscInt i = 0; i < n; ++i) add[i] = diagonal[i] == 0 ? 1 : 0;
   petsc_call(VecRestoreArrayRead(coarse_diagonal_, &diagonal), "VecRestoreArrayRead");
-  petsc_call(VecRestoreArray(coarse_mass_, &add), "VecRestoreArray");
-  petsc_call(MatDiagonalSet(coarse_, coarse_mass_, ADD_VALUES), "MatDiagonalSet");
+  petsc_call(VecRestoreArray(unreached_, &add), "VecRestoreArray");
+  petsc_call(MatDiagonalSet(coarse_, unreached_, ADD_VALUES), "MatDiagonalSet");
 }
 
 }  // namespace nendo

@@ -8,7 +8,8 @@
 //            builds the levels below it;
 //   transfer: the CoarseSpace's interpolation P, restriction Pᵀ.
 // Lifecycle: set_defaults() on a new PC before KSPSetFromOptions; setup() for each new layout;
-// update() at each linearisation, before the KSP solves.
+// update() at the linearisation the coarse operator should follow (NewtonSolver: the layout's
+// first), before the KSP solves.
 #include <petscksp.h>
 
 #include "solvers/CoarseSpace.hpp"
@@ -35,7 +36,7 @@ class GeometricMultigrid {
  private:
   void destroy();
   ::Mat interpolation_ = nullptr, coarse_ = nullptr;
-  ::Vec coarse_mass_ = nullptr, coarse_diagonal_ = nullptr;
+  ::Vec unreached_ = nullptr, coarse_diagonal_ = nullptr;
 };
 
 }  // namespace nendo

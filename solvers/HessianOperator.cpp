@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/Error.hpp"
+#include "solvers/AssembledMatrix.hpp"
 #include "solvers/PetscCall.hpp"
 
 namespace nendo {
@@ -81,56 +82,18 @@ class AssembledHessian final : public HessianOperator {
   void setup(NewtonProblem& problem) override {
     if (mat_) MatDestroy(&mat_);
     const DofMap& dofs = problem.dofs();
-    const PetscInt n = dofs.local_size();
-    MPI_Comm comm = dofs.comm();
-    // Exact preallocation: the problem inserts its pattern once into a preallocator matrix.
-    ::Mat pattern = nullptr;
-    petsc_call(MatCreate(comm, &pattern), "MatCreate");
-    petsc_call(MatSetType(pattern, MATPREALLOCATOR), "MatSetType(MATPREALLOCATOR)");
-    petsc_call(MatSetSizes(pattern, n, n, PETSC_DETERMINE, PETSC_DETERMINE), "MatSetSizes");
-    petsc_call(MatSetBlockSize(pattern, dofs.block_size()), "MatSetBlockSize");
-    petsc_call(MatSetUp(pattern), "MatSetUp");
-    problem.assemble(pattern);
-    petsc_call(MatAssemblyBegin(pattern, MAT_FINAL_ASSEMBLY), "MatAssemblyBegin");
-    petsc_call(MatAssemblyEnd(pattern, MAT_FINAL_ASSEMBLY), "MatAssemblyEnd");
-
-    petsc_call(MatCreate(comm, &mat_), "MatCreate");
-    petsc_call(MatSetSizes(mat_, n, n, PETSC_DETERMINE, PETSC_DETERMINE), "MatSetSizes");
-    petsc_call(MatSetBlockSize(mat_, dofs.block_size()), "MatSetBlockSize");
-    petsc_call(MatSetType(mat_, matrix_type_.c_str()), "MatSetType");
-    petsc_call(MatSetFromOptions(mat_), "MatSetFromOptions");  // -mat_type aij, ...
-    petsc_call(MatPreallocatorPreallocate(pattern, PETSC_TRUE, mat_), "MatPreallocatorPreallocate");
-    MatDestroy(&pattern);
-    petsc_call(MatSetOption(mat_, MAT_SYMMETRIC, PETSC_TRUE), "MatSetOption(SYMMETRIC)");
-    petsc_call(MatSetOption(mat_, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE), "MatSetOption");
-    attach_rigid_body_modes(problem);
+    mat_ = preallocated_matrix(dofs.comm(), dofs.local_size(), dofs.block_size(), matrix_type_, nullptr,
+                               [&](::Mat pattern) { problem.assemble(pattern); });
+    std::vector<Real> xyz(static_cast<std::size_t>(dofs.local_size()));
+    int has = problem.coordinates(xyz.data()) ? 1 : 0, all = 0;
+    MPI_Allreduce(&has, &all, 1, MPI_INT, MPI_MIN, dofs.comm());
+    if (all) attach_rigid_body_modes(mat_, dofs.comm(), dofs.local_size(), dofs.block_size(), xyz.data());
   }
   void update(NewtonProblem& problem) override {
     petsc_call(MatZeroEntries(mat_), "MatZeroEntries");
     problem.assemble(mat_);
     petsc_call(MatAssemblyBegin(mat_, MAT_FINAL_ASSEMBLY), "MatAssemblyBegin");
     petsc_call(MatAssemblyEnd(mat_, MAT_FINAL_ASSEMBLY), "MatAssemblyEnd");
-  }
-
- private:
-  void attach_rigid_body_modes(NewtonProblem& problem) {
-    const DofMap& dofs = problem.dofs();
-    std::vector<Real> xyz(static_cast<std::size_t>(dofs.local_size()));
-    int has = problem.coordinates(xyz.data()) ? 1 : 0, all = 0;
-    MPI_Allreduce(&has, &all, 1, MPI_INT, MPI_MIN, dofs.comm());
-    if (!all) return;
-    Vec coordinates = nullptr;
-    petsc_call(VecCreateMPI(dofs.comm(), dofs.local_size(), PETSC_DETERMINE, &coordinates), "VecCreateMPI");
-    petsc_call(VecSetBlockSize(coordinates, dofs.block_size()), "VecSetBlockSize");
-    PetscScalar* c = nullptr;
-    VecGetArray(coordinates, &c);
-    std::copy(xyz.begin(), xyz.end(), c);
-    VecRestoreArray(coordinates, &c);
-    MatNullSpace modes = nullptr;
-    petsc_call(MatNullSpaceCreateRigidBody(coordinates, &modes), "MatNullSpaceCreateRigidBody");
-    petsc_call(MatSetNearNullSpace(mat_, modes), "MatSetNearNullSpace");
-    MatNullSpaceDestroy(&modes);
-    VecDestroy(&coordinates);
   }
 };
 

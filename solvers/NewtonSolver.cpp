@@ -93,7 +93,7 @@ void NewtonSolver::create_ksp(NewtonProblem* problem) {
   PC pc = nullptr;
   petsc_call(KSPGetPC(ksp_, &pc), "KSPGetPC");
   const bool assembled = settings_.operator_type == "assembled";
-  // Multigrid by default where the problem has a coarse space (unknown before the first solve:
+  // Multigrid where asked for and the problem has a coarse space (unknown before the first solve:
   // assumed, so that the first description names the PC the solves will use).
   if (!assembled && settings_.multigrid && (!problem || problem->coarse_space()))
     GeometricMultigrid::set_defaults(pc);
