@@ -124,10 +124,20 @@ fuzz() {
   local seconds=${NENDO_FUZZ_SECONDS:-60}
   echo "== fuzzing the scene loader for $seconds core-seconds on $JOBS cores from $(ls "$dir/corpus" | wc -l) inputs"
   ASAN_OPTIONS=detect_leaks=1 "$dir/tests/fuzz/nendo_scene_fuzz" -fork="$JOBS" -max_total_time=$(((seconds + JOBS - 1) / JOBS)) \
-    -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$dir/artifacts/" "$dir/corpus" 2>&1 |
+    -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$dir/artifacts/" "$dir/corpus" 2>&1 | tee "$dir/fuzz.log" |
     grep -v "^\"\|^INFO" | tail -3 || true
   if [ -n "$(ls -A "$dir/artifacts")" ]; then
     echo "== the fuzzer found inputs that break the scene loader: $dir/artifacts/" >&2
+    grep -E -A40 "ERROR: |SUMMARY: |deadly signal|out-of-memory|Timeout|uncaught" "$dir/fuzz.log" | head -120 >&2
+    # The inputs themselves, so that a CI log alone reproduces the finding (add each to
+    # tests/fuzz/regressions/ with its fix).
+    for input in "$dir"/artifacts/*; do
+      echo "== $(basename "$input") ($(wc -c <"$input") bytes), base64:" >&2
+      head -c 8192 "$input" | base64 >&2
+      echo "== the same, as text:" >&2
+      head -c 2048 "$input" | cat -v >&2
+      echo >&2
+    done
     exit 1
   fi
   echo "== the scene fuzzer ran clean"
