@@ -28,6 +28,17 @@ class CoarseSpace {
   virtual void assemble(::Mat A) = 0;
   // Owned coarse node positions (block_size numbers per node), for GAMG's rigid-body modes.
   virtual void coordinates(Real* xyz) = 0;
+
+  // Coarser levels below this one (nested spaces, e.g. a mesh hierarchy): deeper_levels() of
+  // them, level k ≥ 1 with deeper_nodes(k) owned nodes and the interpolation from level k into
+  // level k − 1 (level 0: this space), inserted like interpolation(). Their operators are the
+  // Galerkin products Pᵀ A P of the level above.
+  virtual int deeper_levels() const { return 0; }
+  virtual PetscInt deeper_nodes(int /*k*/) const { return 0; }
+  virtual void deeper_interpolation(int /*k*/, ::Mat /*P*/) {}
+  // Whether the coarsest level's operator is consistent enough that an exact solve of it is the
+  // best coarse solve (a Galerkin product of nested spaces); else one GAMG cycle serves better.
+  virtual bool exact_coarse_solve_helps() const { return false; }
 };
 
 }  // namespace nendo

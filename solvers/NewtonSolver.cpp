@@ -178,11 +178,11 @@ NewtonReport NewtonSolver::solve(NewtonProblem& problem, Real* v) {
       operator_->setup(problem);
       setup_multigrid(problem);
       operator_ready = true, layout_ = problem.layout();
-      // The coarse operator of the layout's first linearisation serves all its Newton iterations:
-      // a preconditioner need not follow the tangent, and its assembly and GAMG set-up cost about
-      // 60 fine products (the 3-D cantilever of docs/performance.md).
-      if (multigrid_) multigrid_->update(*problem.coarse_space());
     }
+    // The coarse operator of a solve's first linearisation serves all its Newton iterations: a
+    // preconditioner need not follow the tangent, and its assembly and GAMG set-up cost about 60
+    // fine products (the 3-D cantilever of docs/performance.md).
+    if (multigrid_ && report.iterations == 1) multigrid_->update(*problem.coarse_space());
     operator_->update(problem);
     petsc_call(KSPSetOperators(ksp_, operator_->mat(), operator_->mat()), "KSPSetOperators");
     if (adaptive) eta = forcing.next(report.residual, settings_.rtol * report.residual0);
@@ -281,7 +281,7 @@ void NewtonSolver::setup_multigrid(NewtonProblem& problem) {
   if (!coarse)
     throw Error("-pc_type mg: this implicit problem has no coarse space to build multigrid levels on");
   multigrid_ = std::make_unique<GeometricMultigrid>();
-  multigrid_->setup(pc, problem.dofs(), *coarse);
+  multigrid_->setup(pc, problem.dofs(), *coarse, operator_->mat());
 }
 
 // The line search near round-off: the longest step v + α d (α = 1, 1/2, ...) whose projected

@@ -6,7 +6,9 @@
 
 namespace nendo {
 
-inline NewtonSettings newton_settings(const ImplicitSettings& implicit) {
+// multigrid_by_default: the method's choice when implicit.preconditioner is unset (fem: its tet
+// hierarchy makes multigrid the better preconditioner; MPM: Jacobi, docs/methods/implicit-mpm.md).
+inline NewtonSettings newton_settings(const ImplicitSettings& implicit, bool multigrid_by_default = false) {
   NewtonSettings newton;
   newton.operator_type = implicit.operator_type;
   newton.rtol = implicit.newton_tol;
@@ -14,7 +16,8 @@ inline NewtonSettings newton_settings(const ImplicitSettings& implicit) {
   newton.max_iterations = implicit.max_newton;
   newton.forcing = implicit.forcing;
   newton.monitor = implicit.monitor;
-  newton.multigrid = implicit.preconditioner == "multigrid";
+  newton.multigrid =
+      implicit.preconditioner.empty() ? multigrid_by_default : implicit.preconditioner == "multigrid";
   return newton;
 }
 

@@ -126,7 +126,7 @@ struct ImplicitSettings {
   bool project_spd = true;
   bool monitor = false;
   std::string petsc_options;
-  std::string preconditioner = "jacobi";  // jacobi | multigrid, of the matrix-free operator
+  std::string preconditioner;  // jacobi | multigrid of the matrix-free operator; "": the method's
 };
 
 // The slave-particle SPH method (spec 000); names follow the spec's symbols.

@@ -425,11 +425,11 @@ class SceneReader {
     settings.project_spd = implicit.boolean("project_spd");
     settings.monitor = implicit.boolean("monitor");
     settings.petsc_options = implicit.text("petsc_options");
-    settings.preconditioner = implicit.text("preconditioner");
-    if (settings.preconditioner == "multigrid" && !method_is("mpm"))
+    if (implicit.has("preconditioner")) settings.preconditioner = implicit.text("preconditioner");
+    if (settings.preconditioner == "multigrid" && !method_is("mpm") && !method_is("fem"))
       implicit.fail("preconditioner",
-                    "multigrid is implicit MPM's (its block grid coarsens); use jacobi, or "
-                    "operator: assembled for GAMG");
+                    "multigrid coarsens implicit MPM's block grid or the fem method's tet "
+                    "hierarchy; use jacobi, or operator: assembled for GAMG");
     return settings;
   }
 

@@ -170,10 +170,11 @@ std::vector<KeySchema> implicit_keys() {
           .defaults_to("\"\""),
       KeySchema::choice("preconditioner", {"jacobi", "multigrid"},
                         "of the matrix-free operator (the assembled one takes GAMG): jacobi, or multigrid "
-                        "(MPM: two-level geometric multigrid on the block grid coarsened by 2, PETSc's "
-                        "PCMG, the options -mg_levels_* and -mg_coarse_* apply; fewer CG iterations, "
-                        "each dearer: docs/methods/implicit-mpm.md)")
-          .defaults_to("jacobi"),
+                        "(two-level geometric multigrid through PETSc's PCMG, the options -mg_levels_* "
+                        "and -mg_coarse_* apply; MPM: the block grid coarsened by 2, fewer CG iterations, "
+                        "each dearer, docs/methods/implicit-mpm.md; fem: every level of the tet hierarchy, "
+                        "docs/methods/fem.md)")
+          .when_unset("unset: jacobi for mpm, multigrid for fem"),
   };
 }
 

@@ -113,7 +113,7 @@ output: {dir: results, every_steps: 50, fields: [velocity, stress, J, Jp]}
 checkpoint: {dir: ckpt, every_steps: 1000, keep: 2, walltime: 3600}
 catalyst: {scripts: [viz.py], every_steps: 10, fields: [velocity, rank]}
 implicit: {scheme: backward_euler, operator: assembled, newton_tol: 1.0e-8, max_newton: 30, forcing: fixed,
-           petsc_options: "-ksp_type cg -pc_type gamg"}
+           petsc_options: "-ksp_type cg -pc_type gamg", preconditioner: multigrid}
 )";
 
 TEST_F(FullScene, LoadsEverySectionWithItsValues) {
@@ -221,6 +221,7 @@ TEST_F(FullScene, LoadsOutputCheckpointCatalystAndImplicit) {
   EXPECT_EQ(scene.implicit.max_newton, 30);
   EXPECT_EQ(scene.implicit.forcing, "fixed");
   EXPECT_EQ(scene.implicit.petsc_options, "-ksp_type cg -pc_type gamg");
+  EXPECT_EQ(scene.implicit.preconditioner, "multigrid");
 }
 
 TEST(SceneLoader, FillsDefaultsOfAMinimalScene) {
@@ -249,6 +250,7 @@ TEST(SceneLoader, FillsDefaultsOfAMinimalScene) {
   EXPECT_EQ(scene.implicit.max_newton, 20);
   EXPECT_EQ(scene.implicit.forcing, "eisenstat_walker");
   EXPECT_EQ(scene.implicit.petsc_options, "");
+  EXPECT_EQ(scene.implicit.preconditioner, "");  // unset: the method's choice
 }
 
 TEST(SceneLoader, Loads2DSceneWithTwoComponentVectors) {
@@ -466,6 +468,11 @@ TEST(SceneLoader, ReadsPbdPowderScenes) {
   EXPECT_EQ(scene.pbd_powder.rest_constraint, "pairs");
   EXPECT_EQ(error_of(replaced(pour, "count: 100", "count: 0")),
             "scene.yaml:9: key 'emitters.0.count': must be >= 1 (got 0)");
+  // Multigrid coarsens MPM's block grid or the fem tet hierarchy; the particle methods have neither.
+  const std::string multigrid_error = error_of(pour + "implicit: {preconditioner: multigrid}\n");
+  EXPECT_NE(multigrid_error.find("scene.yaml:10: key 'implicit.preconditioner': multigrid coarsens"),
+            std::string::npos)
+      << multigrid_error;
   EXPECT_EQ(error_of(replaced(pour, "material: p}", "material: q}")),
             "scene.yaml:9: key 'emitters.0.material': unknown material 'q' (defined: p)");
   EXPECT_EQ(error_of(replaced(pour, "grid: {dx: 0.02}", "grid: {dx: 0.015}")),

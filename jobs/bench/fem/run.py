@@ -22,7 +22,7 @@ rule) and the beam is 0.4 m long, so the whole beam is in one block and one rank
 times (each the max over ranks) can add up to more than the wall time.
 
     python3 jobs/bench/fem/run.py [--out /tmp/nendo-fem-bench] [--ranks 1 2] [--reps 3] [--quick]
-        [--cases small large] [--integrator explicit|implicit] [--build build]
+        [--cases small large] [--integrator explicit|implicit] [--build build] [--set KEY=VALUE ...]
 
 --quick: 0.1 s of the small case and 0.4 s of the large one (the large case refines from about
 0.1 s on), 1 repetition unless --reps is given.
@@ -93,6 +93,8 @@ def run_case(args, case, mesh, ranks):
     if args.integrator == "implicit":
         dt = {"small": 3.0e-5, "large": 2.0e-4}[case] * args.implicit_dt_multiple
         extra += ["--set", "time.dt=%g" % dt, "--set", "time.integrator=implicit"]
+    for setting in args.set:
+        extra += ["--set", setting]
     reps = []
     for rep in range(args.reps):
         out = os.path.join(args.out, "%s-%s-%s-np%d-rep%d" % (args.integrator, case, mesh, ranks, rep))
@@ -135,6 +137,8 @@ def main():
                         help="implicit: backward Euler at --implicit-dt-multiple times the explicit step")
     parser.add_argument("--implicit-dt-multiple", type=float, default=10.0,
                         help="implicit only: time.dt = this x the scene's explicit step")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a scene override for every run, e.g. implicit.preconditioner=multigrid")
     args = parser.parse_args()
     if args.reps is None:
         args.reps = 1 if args.quick else 3

@@ -155,7 +155,9 @@ void FemBackwardEuler::apply(const Real* x, Real* y) {
   for (std::size_t i = 0; i < fem_.needed_.size(); ++i) {
     corner_values(i, scratch_, corners);
     Eigen::Map<Eigen::Matrix<Real, 12, 1>> out(&product[12 * i]);
-    out.noalias() = K[i] * Eigen::Map<const Eigen::Matrix<Real, 12, 1>>(&corners[0][0]);
+    // lazyProduct: unrolled in registers; Eigen sends a 12 x 12 product to its run-time GEMV kernel,
+    // which took 45 % of a multigrid solve (perf, the beam of docs/performance.md).
+    out.noalias() = K[i].lazyProduct(Eigen::Map<const Eigen::Matrix<Real, 12, 1>>(&corners[0][0]));
   }
   const Real* mass = space_.particles().real("mass");
   for (PetscInt l = 0; l < dofs_.owned_nodes(); ++l) {
@@ -255,6 +257,12 @@ Real FemBackwardEuler::scaled_residual(const Real* gradient) {
   return worst / h_min_;
 }
 
+CoarseSpace* FemBackwardEuler::coarse_space() {
+  if (!coarse_) coarse_ = std::make_unique<FemCoarseSpace>(fem_, space_, dofs_, global_);
+  coarse_->set_operator(mass_factor_, &tangents());
+  return coarse_.get();
+}
+
 bool FemBackwardEuler::coordinates(Real* xyz) {
   for (PetscInt l = 0; l < dofs_.owned_nodes(); ++l) std::copy_n(&fem_.x_[3 * dofs_.node(l)], 3, xyz + 3 * l);
   return true;
@@ -282,7 +290,7 @@ void FemBackwardEuler::finish(const Real* v) {
 // One backward Euler step: Newton on FemBackwardEuler's potential, then the colliders.
 void HierarchicalFem::solve_implicit(Space& space, Real t, Real dt) {
   if (!newton_) {
-    const NewtonSettings newton = newton_settings(scene_.implicit);
+    const NewtonSettings newton = newton_settings(scene_.implicit, /*multigrid_by_default=*/true);
     newton_ = std::make_unique<NewtonSolver>(space.comm(), newton);
     if (space.rank() == 0)
       std::printf("nendo: fem backward Euler, %s operator, KSP %s\n", newton.operator_type.c_str(),

@@ -8,8 +8,10 @@
 // default), or applied matrix-free from the same element tangents. Gradients are summed per owned
 // node in the explicit step's (tet, corner) order, energies reproducibly: a solve does the same
 // arithmetic on any rank count.
+#include <memory>
 #include <vector>
 
+#include "methods/fem/FemCoarseSpace.hpp"
 #include "methods/fem/HierarchicalFem.hpp"
 #include "solvers/DofMap.hpp"
 #include "solvers/NewtonProblem.hpp"
@@ -31,6 +33,7 @@ class FemBackwardEuler final : public NewtonProblem {
   Real residual_floor() const override { return floor_; }
   Real energy_noise() const override { return energy_noise_; }
   std::uint64_t layout() const override { return fem_.layout_; }
+  CoarseSpace* coarse_space() override;  // the Bey hierarchy one level up (FemCoarseSpace)
 
   // The unknowns' start (vⁿ of the free regular nodes) and, after a solve, the step's end state.
   void initial_guess(Real* v) const;
@@ -58,6 +61,7 @@ class FemBackwardEuler final : public NewtonProblem {
   bool tangents_current_ = false;
   Real floor_ = 0, energy_noise_ = 0;  // at the linearisation point
   Real h_min_ = 0;                     // the smallest finest-level altitude (scaled residual)
+  std::unique_ptr<FemCoarseSpace> coarse_;
 };
 
 }  // namespace nendo::fem

@@ -28,10 +28,12 @@ namespace nendo {
 
 namespace fem {
 class FemBackwardEuler;
-}
+class FemCoarseSpace;
+}  // namespace fem
 
 class HierarchicalFem final : public Method {
   friend class fem::FemBackwardEuler;  // reads the view, the incidence and the forces
+  friend class fem::FemCoarseSpace;    // reads the view and the needed tets
 
  public:
   explicit HierarchicalFem(const Scene& scene);

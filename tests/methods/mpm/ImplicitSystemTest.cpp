@@ -599,7 +599,10 @@ void check_coarse_level() {
   KSPGetPC(ksp, &pc);
   GeometricMultigrid::set_defaults(pc);
   GeometricMultigrid mg;
-  mg.setup(pc, s.system.dofs(), *coarse);
+  ::Mat fine_operator = nullptr;  // the smoother's; no product is taken here
+  const PetscInt n = s.system.dofs().local_size();
+  MatCreateShell(MPI_COMM_WORLD, n, n, PETSC_DETERMINE, PETSC_DETERMINE, nullptr, &fine_operator);
+  mg.setup(pc, s.system.dofs(), *coarse, fine_operator);
   mg.update(*coarse);
   ::Mat P = mg.interpolation(), A = mg.coarse_operator();
   Vec ones = nullptr, fine = nullptr, y = nullptr;
@@ -640,6 +643,7 @@ void check_coarse_level() {
   }
   VecDestroy(&ones), VecDestroy(&fine), VecDestroy(&y);
   KSPDestroy(&ksp);
+  MatDestroy(&fine_operator);
 }
 
 TEST(ImplicitCoarseGrid, InterpolatesUniformVelocityAndTheStiffnessIgnoresTranslations) {
