@@ -75,10 +75,15 @@ struct EisenstatWalker {
 }  // namespace
 
 NewtonSolver::NewtonSolver(MPI_Comm comm, NewtonSettings settings)
-    : comm_(comm), settings_(std::move(settings)), operator_(make_hessian_operator(settings_.operator_type)) {
+    : comm_(comm),
+      settings_(std::move(settings)),
+      operator_(make_hessian_operator(settings_.operator_type)),
+      history_(comm) {
   PetscBool initialized = PETSC_FALSE;
   PetscInitialized(&initialized);
   if (!initialized) throw Error("the implicit solver needs PETSc, which is not initialised");
+  if (settings_.solver != "newton" && settings_.solver != "lbfgs")
+    throw Error("unknown implicit solver '" + settings_.solver + "' (newton or lbfgs)");
   if (settings_.forcing != "eisenstat_walker" && settings_.forcing != "fixed")
     throw Error("unknown Newton forcing '" + settings_.forcing + "' (eisenstat_walker or fixed)");
   create_ksp(nullptr);
@@ -133,6 +138,7 @@ NewtonReport NewtonSolver::solve(NewtonProblem& problem, Real* v) {
   const DofMap& dofs = problem.dofs();
   const std::size_t n = static_cast<std::size_t>(dofs.local_size());
   gradient_.assign(n, 0.0), direction_.assign(n, 0.0), trial_.assign(n, 0.0), diagonal_.assign(n, 0.0);
+  scratch_.assign(n, 0.0), lbfgs_out_.assign(n, 0.0);
   WrappedVec rhs(comm_, dofs, gradient_.data()), solution(comm_, dofs, direction_.data());
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
@@ -152,7 +158,8 @@ NewtonReport NewtonSolver::solve(NewtonProblem& problem, Real* v) {
   petsc_call(KSPGetOptionsPrefix(ksp_, &prefix), "KSPGetOptionsPrefix");
   petsc_call(PetscOptionsHasName(nullptr, prefix, "-ksp_rtol", &user_rtol), "PetscOptionsHasName");
   petsc_call(PetscOptionsHasName(nullptr, prefix, "-ksp_norm_type", &user_norm), "PetscOptionsHasName");
-  const bool adaptive = settings_.forcing == "eisenstat_walker" && !user_rtol;
+  const bool lbfgs = settings_.solver == "lbfgs";
+  const bool adaptive = !lbfgs && settings_.forcing == "eisenstat_walker" && !user_rtol;
   EisenstatWalker forcing;
   Real eta = 0;
   problem.linearize(v, gradient_.data());
@@ -165,8 +172,9 @@ NewtonReport NewtonSolver::solve(NewtonProblem& problem, Real* v) {
       report.converged = true;
       break;
     }
-    if (report.iterations == settings_.max_iterations) {
-      report.failure = "no convergence in " + std::to_string(settings_.max_iterations) + " Newton iterations";
+    if (report.iterations == (lbfgs ? kLbfgsIterations : 1) * settings_.max_iterations) {
+      report.failure = "no convergence in " + std::to_string(report.iterations) +
+                       (lbfgs ? " L-BFGS iterations" : " Newton iterations");
       break;
     }
     ++report.iterations;
@@ -183,31 +191,26 @@ NewtonReport NewtonSolver::solve(NewtonProblem& problem, Real* v) {
     // preconditioner need not follow the tangent, and its assembly and GAMG set-up cost about 60
     // fine products (the 3-D cantilever of docs/performance.md).
     if (multigrid_ && report.iterations == 1) multigrid_->update(*problem.coarse_space());
-    operator_->update(problem);
-    petsc_call(KSPSetOperators(ksp_, operator_->mat(), operator_->mat()), "KSPSetOperators");
+    // L-BFGS keeps the operator, and so its preconditioner H₀, of the solve's first linearisation.
+    if (!lbfgs || report.iterations == 1) {
+      operator_->update(problem);
+      petsc_call(KSPSetOperators(ksp_, operator_->mat(), operator_->mat()), "KSPSetOperators");
+    }
+    if (lbfgs && report.iterations == 1) {
+      petsc_call(KSPSetUp(ksp_), "KSPSetUp");
+      history_.clear();
+    }
     if (adaptive) eta = forcing.next(report.residual, settings_.rtol * report.residual0);
+    previous_v_.assign(v, v + n), previous_gradient_ = gradient_;
     for (;;) {
-      PetscReal rtol = 0, abstol = 0, dtol = 0;
-      PetscInt max_its = 0;
-      petsc_call(KSPGetTolerances(ksp_, &rtol, &abstol, &dtol, &max_its), "KSPGetTolerances");
-      if (adaptive) {
-        petsc_call(KSPSetTolerances(ksp_, eta, abstol, dtol, max_its), "KSPSetTolerances");
-        PetscBool cg = PETSC_FALSE;
-        petsc_call(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(ksp_), KSPCG, &cg),
-                   "PetscObjectTypeCompare");
-        if (cg && !user_norm) petsc_call(KSPSetNormType(ksp_, KSP_NORM_UNPRECONDITIONED), "KSPSetNormType");
-      } else {
-        eta = rtol;
-      }
-      petsc_call(VecScale(rhs.vec, -1.0), "VecScale");
-      petsc_call(VecSet(solution.vec, 0.0), "VecSet");
-      const PetscErrorCode solved = KSPSolve(ksp_, rhs.vec, solution.vec);
-      petsc_call(VecScale(rhs.vec, -1.0), "VecScale");
-      if (solved != 0) petsc_call(solved, "KSPSolve");
       PetscInt ksp_iterations = 0;
       KSPConvergedReason reason = KSP_CONVERGED_ITERATING;
-      KSPGetIterationNumber(ksp_, &ksp_iterations);
-      KSPGetConvergedReason(ksp_, &reason);
+      if (lbfgs) {
+        lbfgs_direction(rhs.vec, solution.vec);
+        ksp_iterations = 1;  // one application of the preconditioner
+      } else {
+        solve_linear(rhs.vec, solution.vec, adaptive, user_norm, eta, ksp_iterations, reason);
+      }
       report.ksp_iterations += ksp_iterations;
 
       Real slope = dot(comm_, gradient_, direction_);
@@ -251,7 +254,14 @@ NewtonReport NewtonSolver::solve(NewtonProblem& problem, Real* v) {
             report.iterations, report.residual, report.residual / report.residual0, report.scaled_residual,
             eta, static_cast<int>(ksp_iterations), KSPConvergedReasons[reason],
             gradient_step ? "gradient" : "newton", alpha, by_gradient ? "|g| search, dE" : "dE", change);
-      if (accepted) break;
+      if (accepted) {
+        if (lbfgs) remember_step(v);
+        break;
+      }
+      if (lbfgs && !history_.empty()) {  // the quasi-Newton direction failed: from H₀ alone
+        history_.clear();
+        continue;
+      }
       // An inexact direction the line search could not use: near round-off the step is judged by
       // ‖g‖, which a loose CG solve need not reduce (CG's residual is not monotone). Solved again
       // at the fixed forcing's tolerance before giving up; v and the linearisation are unchanged.
@@ -266,6 +276,59 @@ NewtonReport NewtonSolver::solve(NewtonProblem& problem, Real* v) {
     if (!report.failure.empty()) break;
   }
   return report;
+}
+
+// (P H P + I − P) solution = −rhs by the KSP from a zero guess, to relative tolerance η (the
+// adaptive forcing) or the KSP's own.
+void NewtonSolver::solve_linear(Vec rhs, Vec solution, bool adaptive, bool user_norm, Real& eta,
+                                PetscInt& iterations, KSPConvergedReason& reason) {
+  PetscReal rtol = 0, abstol = 0, dtol = 0;
+  PetscInt max_its = 0;
+  petsc_call(KSPGetTolerances(ksp_, &rtol, &abstol, &dtol, &max_its), "KSPGetTolerances");
+  if (adaptive) {
+    petsc_call(KSPSetTolerances(ksp_, eta, abstol, dtol, max_its), "KSPSetTolerances");
+    PetscBool cg = PETSC_FALSE;
+    petsc_call(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(ksp_), KSPCG, &cg),
+               "PetscObjectTypeCompare");
+    if (cg && !user_norm) petsc_call(KSPSetNormType(ksp_, KSP_NORM_UNPRECONDITIONED), "KSPSetNormType");
+  } else {
+    eta = rtol;
+  }
+  petsc_call(VecScale(rhs, -1.0), "VecScale");
+  petsc_call(VecSet(solution, 0.0), "VecSet");
+  const PetscErrorCode solved = KSPSolve(ksp_, rhs, solution);
+  petsc_call(VecScale(rhs, -1.0), "VecScale");
+  if (solved != 0) petsc_call(solved, "KSPSolve");
+  KSPGetIterationNumber(ksp_, &iterations);
+  KSPGetConvergedReason(ksp_, &reason);
+}
+
+// direction = −H gradient, H the L-BFGS inverse Hessian over the KSP's preconditioner (one
+// application, e.g. a multigrid V-cycle, per iteration).
+void NewtonSolver::lbfgs_direction(Vec gradient, Vec direction) {
+  PC pc = nullptr;
+  petsc_call(KSPGetPC(ksp_, &pc), "KSPGetPC");
+  history_.direction(
+      gradient_,
+      [&](const std::vector<Real>& in, std::vector<Real>& out) {
+        // in and out are gradient_'s and direction_'s shapes; the PC reads and writes
+        // through the wrapped vectors.
+        std::copy(in.begin(), in.end(), scratch_.begin());
+        petsc_call(VecPlaceArray(gradient, scratch_.data()), "VecPlaceArray");
+        petsc_call(PCApply(pc, gradient, direction), "PCApply");
+        petsc_call(VecResetArray(gradient), "VecResetArray");
+        out = direction_;
+      },
+      lbfgs_out_);
+  direction_ = lbfgs_out_;
+}
+
+// The accepted step's pair (s, y) for the next L-BFGS directions.
+void NewtonSolver::remember_step(const Real* v) {
+  std::vector<Real> s(previous_v_.size()), y(previous_v_.size());
+  for (std::size_t i = 0; i < s.size(); ++i)
+    s[i] = v[i] - previous_v_[i], y[i] = gradient_[i] - previous_gradient_[i];
+  history_.push(std::move(s), std::move(y));
 }
 
 // The PC is PCMG (nendo's default or the options'): its coarse level for this layout.

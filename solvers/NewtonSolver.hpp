@@ -8,6 +8,7 @@
 //           if g·d ≥ 0 (KSP failed or H indefinite): d ← −diag⁻¹ g (scaled gradient)
 //           α: backtracking Armijo on E, E(v + αd) − E(v) ≤ 1e-4 α g·d, halving
 //           v ← v + α d
+// or, with settings.solver lbfgs, d the L-BFGS direction over the preconditioner (solvers/Lbfgs).
 //
 // The KSP (and its PC) is configured from the PETSc options database, so -ksp_type, -pc_type,
 // -ksp_rtol, -ksp_monitor, ... on the command line, in .petscrc or in a scene's
@@ -32,6 +33,7 @@
 #include "core/Error.hpp"
 #include "solvers/GeometricMultigrid.hpp"
 #include "solvers/HessianOperator.hpp"
+#include "solvers/Lbfgs.hpp"
 #include "solvers/NewtonProblem.hpp"
 
 namespace nendo {
@@ -52,6 +54,10 @@ struct NewtonSettings {
   bool multigrid = false;                    // matrix-free: PCMG on the problem's coarse space, not Jacobi
   std::string forcing = "eisenstat_walker";  // eisenstat_walker | fixed: the KSP's relative tolerance
   bool monitor = false;                      // one line per Newton iteration on rank 0
+  // newton: each direction a Krylov solve; lbfgs: the L-BFGS direction over one application of
+  // the KSP's preconditioner, built at the solve's first linearisation (HOT's quasi-Newton),
+  // max_iterations × kLbfgsIterations iterations at most (NewtonSolver::kLbfgsIterations).
+  std::string solver = "newton";
 };
 
 // What one solve did, the same on every rank.
@@ -85,7 +91,12 @@ class NewtonSolver {
 
  private:
   static constexpr int kGradientHalvings = 10;
+  static constexpr int kLbfgsIterations = 10;  // L-BFGS may take this many times max_iterations
   void create_ksp(NewtonProblem* problem);
+  void solve_linear(Vec rhs, Vec solution, bool adaptive, bool user_norm, Real& eta, PetscInt& iterations,
+                    KSPConvergedReason& reason);
+  void lbfgs_direction(Vec gradient, Vec direction);
+  void remember_step(const Real* v);
   void setup_multigrid(NewtonProblem& problem);
   bool gradient_search(NewtonProblem& problem, Real* v, Real before, Real& alpha, int& halvings);
 
@@ -96,6 +107,9 @@ class NewtonSolver {
   std::unique_ptr<HessianOperator> operator_;
   std::unique_ptr<GeometricMultigrid> multigrid_;  // while the PC is PCMG
   std::vector<Real> gradient_, direction_, trial_, diagonal_;
+  Lbfgs history_;                                     // settings.solver lbfgs
+  std::vector<Real> previous_v_, previous_gradient_;  // at the iteration's start
+  std::vector<Real> scratch_, lbfgs_out_;
 };
 
 }  // namespace nendo

@@ -15,6 +15,7 @@ inline NewtonSettings newton_settings(const ImplicitSettings& implicit, bool mul
   newton.atol = implicit.newton_atol;
   newton.max_iterations = implicit.max_newton;
   newton.forcing = implicit.forcing;
+  newton.solver = implicit.solver;
   newton.monitor = implicit.monitor;
   newton.multigrid =
       implicit.preconditioner.empty() ? multigrid_by_default : implicit.preconditioner == "multigrid";

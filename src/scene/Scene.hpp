@@ -123,6 +123,7 @@ struct ImplicitSettings {
   int max_newton = 20;
   int max_halvings = 8;                      // a failed step is retried in halves, this many times at most
   std::string forcing = "eisenstat_walker";  // eisenstat_walker | fixed (NewtonSettings::forcing)
+  std::string solver = "newton";             // newton | lbfgs (NewtonSettings::solver)
   bool project_spd = true;
   bool monitor = false;
   std::string petsc_options;

@@ -422,6 +422,7 @@ class SceneReader {
     settings.max_newton = implicit.integer("max_newton");
     settings.max_halvings = implicit.integer("max_halvings");
     settings.forcing = implicit.text("forcing");
+    settings.solver = implicit.text("solver");
     settings.project_spd = implicit.boolean("project_spd");
     settings.monitor = implicit.boolean("monitor");
     settings.petsc_options = implicit.text("petsc_options");

@@ -159,6 +159,12 @@ std::vector<KeySchema> implicit_keys() {
                         "tighter than newton_tol needs) or fixed (1e-4); a -ksp_rtol in petsc_options or "
                         "on the command line always fixes it")
           .defaults_to("eisenstat_walker"),
+      KeySchema::choice("solver", {"newton", "lbfgs"},
+                        "newton (each step direction a Krylov solve to the forcing's tolerance) or lbfgs "
+                        "(quasi-Newton as in HOT: the L-BFGS direction over one application of the "
+                        "preconditioner, which is built at the step's first linearisation and kept; up "
+                        "to 10 x max_newton iterations; docs/methods/implicit-mpm.md)")
+          .defaults_to("newton"),
       KeySchema::boolean("project_spd",
                          "make each particle's energy Hessian positive semi-definite (spec 002 "
                          "section 2.6), so that CG applies")

@@ -113,7 +113,7 @@ output: {dir: results, every_steps: 50, fields: [velocity, stress, J, Jp]}
 checkpoint: {dir: ckpt, every_steps: 1000, keep: 2, walltime: 3600}
 catalyst: {scripts: [viz.py], every_steps: 10, fields: [velocity, rank]}
 implicit: {scheme: backward_euler, operator: assembled, newton_tol: 1.0e-8, max_newton: 30, forcing: fixed,
-           petsc_options: "-ksp_type cg -pc_type gamg", preconditioner: multigrid}
+           petsc_options: "-ksp_type cg -pc_type gamg", preconditioner: multigrid, solver: lbfgs}
 )";
 
 TEST_F(FullScene, LoadsEverySectionWithItsValues) {
@@ -222,6 +222,7 @@ TEST_F(FullScene, LoadsOutputCheckpointCatalystAndImplicit) {
   EXPECT_EQ(scene.implicit.forcing, "fixed");
   EXPECT_EQ(scene.implicit.petsc_options, "-ksp_type cg -pc_type gamg");
   EXPECT_EQ(scene.implicit.preconditioner, "multigrid");
+  EXPECT_EQ(scene.implicit.solver, "lbfgs");
 }
 
 TEST(SceneLoader, FillsDefaultsOfAMinimalScene) {
@@ -251,6 +252,7 @@ TEST(SceneLoader, FillsDefaultsOfAMinimalScene) {
   EXPECT_EQ(scene.implicit.forcing, "eisenstat_walker");
   EXPECT_EQ(scene.implicit.petsc_options, "");
   EXPECT_EQ(scene.implicit.preconditioner, "");  // unset: the method's choice
+  EXPECT_EQ(scene.implicit.solver, "newton");
 }
 
 TEST(SceneLoader, Loads2DSceneWithTwoComponentVectors) {
