@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
 #include "methods/fem/FemBackwardEuler.hpp"
@@ -33,6 +34,12 @@ const std::string kBeam =
     "fixed_max: [0, 1, 1]}]\n"
     "fem: {spacing: 0.05, max_level: 2, error_tolerance: 0.003}\n"
     "implicit: {operator: matrix_free, newton_tol: 1.0e-9}\n";
+
+int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
 
 struct BeamRun {
   std::vector<Real> x;  // 3 per node, by hierarchy node id (0 where inactive)
@@ -87,16 +94,47 @@ TEST(FemMultigrid, EndsWhereJacobiEndsWithAFractionOfTheKrylovIterations) {
   // Measured: 55 against 3,430 Krylov iterations in 20 and 23 Newton iterations.
   EXPECT_LT(multigrid.krylov * 20, jacobi.krylov) << multigrid.krylov << " against " << jacobi.krylov;
   // An exact coarsest solve (the level-0 mesh): the same iterations as rank 0 alone finds.
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   long alone[2] = {0, 0};
-  if (rank == 0) {
+  if (world_rank() == 0) {
     const BeamRun one = run_beam(MPI_COMM_SELF, "multigrid", 3);
     alone[0] = one.newton, alone[1] = one.krylov;
   }
   MPI_Bcast(alone, 2, MPI_LONG, 0, MPI_COMM_WORLD);
   EXPECT_EQ(multigrid.newton, alone[0]);
   EXPECT_EQ(multigrid.krylov, alone[1]);
+}
+
+// Issue 30 item 6: the Krylov iterations per Newton iteration (each solve to the fixed relative
+// tolerance 1e-4) stay within a factor 1.5 from 28 to 680 times the explicit step (1.8e-5 s at
+// level 2) and over two mesh levels. Measured 4.5-6.3 per Newton iteration (level 3, not run here:
+// 5.5-6.7).
+TEST(FemMultigrid, IterationsDoNotGrowWithTheStepOrTheResolution) {
+  register_fem_material_schemas();
+  const std::string uniform =
+      "nendo: 1\nmethod: fem\ndimension: 3\ngravity: [0, 0, -9.81]\n"
+      "time: {end: 1, dt: 1.0e-3, integrator: implicit}\ngrid: {dx: 0.22, block: 3}\n"
+      "materials: {beam: {model: stvk, E: 1.0e7, nu: 0.3, density: 1000}}\n"
+      "bodies: [{shape: box, material: beam, min: [0, 0, 0], max: [0.8, 0.1, 0.1], fixed_min: [-1, -1, -1], "
+      "fixed_max: [0, 1, 1]}]\n"
+      "fem: {spacing: 0.05}\nimplicit: {operator: matrix_free, forcing: fixed}\n";
+  Real fewest = 1e300, most = 0;
+  for (const char* level : {"1", "2"})
+    for (const char* dt : {"5.0e-4", "1.2e-2"}) {
+      testing::MethodRun run(MPI_COMM_WORLD, uniform,
+                             {std::string("fem.min_level=") + level, std::string("fem.max_level=") + level,
+                              std::string("time.dt=") + dt});
+      long newton = 0, krylov = 0;
+      for (int k = 0; k < 2; ++k) {
+        run.step();
+        newton += run.method->solver_stats()->newton_iterations;
+        krylov += run.method->solver_stats()->ksp_iterations;
+      }
+      const Real per_newton = static_cast<Real>(krylov) / static_cast<Real>(newton);
+      if (world_rank() == 0)
+        std::printf("[multigrid ] level %s dt %s: %.2f CG per Newton\n", level, dt, per_newton);
+      fewest = std::min(fewest, per_newton), most = std::max(most, per_newton);
+    }
+  EXPECT_LE(most, 1.5 * fewest);
 }
 
 // After the adaptive steps: the coarse matrix against PETSc's Galerkin product of the assembled
