@@ -219,6 +219,15 @@ class SceneReader {
     return method && method.IsScalar() && method.Scalar() == name;
   }
 
+  // time.integrator as written, before the time section is read (a time that is not a map, found
+  // by the fuzzer, is the time section's error to report).
+  bool integrator_is(const char* name) const {
+    const YAML::Node time = root_["time"];
+    if (!time || !time.IsMap()) return false;
+    const YAML::Node integrator = time["integrator"];
+    return integrator && integrator.IsScalar() && integrator.Scalar() == name;
+  }
+
   // Slave SPH (spec 000 §3.14): one master spacing d = dx / particles_per_cell for the whole scene
   // (the slaves' lattice and quadrature volume), and a block cell of at least 2h + d/2 with h = d,
   // so that the one-cell particle halo holds every neighbour within 2h after a step's motion.
@@ -482,7 +491,7 @@ class SceneReader {
     settings.bulk_viscosity = fem.real("bulk_viscosity");
     settings.shear_viscosity = fem.real("shear_viscosity");
     settings.boundary = fem.text("boundary");
-    if (root_["time"] && root_["time"]["integrator"] && root_["time"]["integrator"].Scalar() == "implicit")
+    if (integrator_is("implicit"))
       for (const char* key : {"bulk_viscosity", "shear_viscosity"})
         if (fem.real(key) > 0)
           fem.fail(key,

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -654,6 +655,28 @@ TEST(SceneLoader, LoadsEverySceneSnippetOfTheDocs) {
 }
 
 TEST(SceneLoader, ReportsUnreadableFile) { EXPECT_THROW(load_scene("/nonexistent/scene.yaml"), SceneError); }
+
+// The inputs with which the fuzzer (tests/fuzz, CI) once broke the loader: each loads or is refused
+// with a SceneError, never another exception (yaml-cpp's BadSubscript escaped from the fem section's
+// look at time.integrator when time was a scalar: fem-time-scalar.yaml).
+TEST(SceneFuzzRegressions, EveryKeptInputLoadsOrIsRefusedWithASceneError) {
+  int checked = 0;
+  for (const fs::directory_entry& entry : fs::directory_iterator(source_dir() / "tests/fuzz/regressions")) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    try {
+      parse_scene(text, "/fuzz/scene.yaml");
+    } catch (const SceneError&) {
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << entry.path() << ": " << e.what();
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 1);
+  const std::string fem =
+      "nendo: 1\nmethod: fem\ndimension: 3\ntime: 5\ngrid: {dx: 0.5}\nfem: {spacing: 0.1}\n";
+  EXPECT_NE(error_of(fem).find("scene.yaml:4: key 'time'"), std::string::npos) << error_of(fem);
+}
 
 // Errors found after loading (a fixed step above the stable limit) name where the key was given.
 TEST(SceneLoader, LocatesAKeyInTheFileOrInTheOverrideThatSetIt) {
