@@ -24,6 +24,7 @@
 #include "decomposition/Space.hpp"
 #include "decomposition/SparseExchange.hpp"
 #include "methods/mpm/GridKernels.hpp"
+#include "methods/mpm/StencilPairs.hpp"
 #include "methods/mpm/materials/ElasticHessian.hpp"
 #include "solvers/CoarseSpace.hpp"
 #include "solvers/DofMap.hpp"
@@ -41,6 +42,7 @@ class ImplicitCoarseGrid final : public CoarseSpace {
   static constexpr int N = Kernel::kNodes;
   static constexpr int DD = D * D;
   using Tangent = Eigen::Matrix<Real, DD, DD>;
+  using Pairs = StencilPairs<D, Kernel::kNodes>;
   static constexpr int kInterpolants = 1 << D;  // coarse nodes per fine node, at most
 
  public:
@@ -111,13 +113,12 @@ class ImplicitCoarseGrid final : public CoarseSpace {
     const Real* F = ps.real("F");
     const Real* V0 = ps.real("volume");
     const int B = g.block, cells = D == 3 ? B * B * B : B * B;
-    constexpr int R = 2 * N - 1, O = D == 3 ? R * R * R : R * R;
     const std::size_t W = static_cast<std::size_t>(window_nodes_);
     const std::int32_t* material = ps.has_field("material") ? ps.int32("material") : nullptr;
     cell_tangent_.assign(static_cast<std::size_t>(cells) * DD * DD, 0.0);
     cell_mass_.assign(cells, 0.0);
     occupied_.assign(cells, 0);
-    pairs_.assign(W * O * DD, 0.0), touched_.assign(W * O, 0);
+    pairs_.reset(W);
     const Real h2 = fine_.h * fine_.h;
     for (std::size_t b = 0; b < blocks.count(); ++b) {
       if (blocks.begin(b) == blocks.end(b)) continue;
@@ -183,14 +184,14 @@ class ImplicitCoarseGrid final : public CoarseSpace {
   // One quadrature point's blocks K_rq = Σ_βσ ∇W_rβ Ĉ_(αβ),(τσ) ∇W_qσ and its lumped mass W_r m I
   // into the window's pair table.
   void add_pairs(const Stencil& s, const Tangent& C, Real mass) {
-    constexpr int S = D == 3 ? N * N * N : N * N, R = 2 * N - 1, O = D == 3 ? R * R * R : R * R;
+    constexpr int S = Pairs::S;
     std::size_t node[S];
     int offset[S];
     Vec gradient[S];
     int k = 0;
     Real weight[S];
     Kernels::for_each_node(extent_, extent_, s, [&](std::size_t w, int i, int j, int kk) {
-      node[k] = w, offset[k] = i + R * (j + R * kk);
+      node[k] = w, offset[k] = Pairs::offset(i, j, kk);
       weight[k] = s.w[0][i] * s.w[1][j] * (D == 3 ? s.w[2][kk] : 1);
       if constexpr (D == 3)
         gradient[k] << s.dw[0][i] * s.w[1][j] * s.w[2][kk], s.w[0][i] * s.dw[1][j] * s.w[2][kk],
@@ -199,22 +200,9 @@ class ImplicitCoarseGrid final : public CoarseSpace {
         gradient[k] << s.dw[0][i] * s.w[1][j], s.w[0][i] * s.dw[1][j];
       ++k;
     });
+    pairs_.add(node, offset, gradient, C);
     for (int r = 0; r < S; ++r) {
-      Eigen::Matrix<Real, D, DD> T = Eigen::Matrix<Real, D, DD>::Zero();
-      for (int a = 0; a < D; ++a)
-        for (int be = 0; be < D; ++be) T.row(a) += gradient[r][be] * C.row(a * D + be);
-      const std::size_t base = node[r] * O + (O - 1) / 2 - offset[r];
-      for (int q = 0; q < S; ++q) {
-        Real* block = pairs_.data() + (base + offset[q]) * DD;
-        for (int a = 0; a < D; ++a)
-          for (int t = 0; t < D; ++t) {
-            Real sum = 0;
-            for (int si = 0; si < D; ++si) sum += T(a, t * D + si) * gradient[q][si];
-            block[a * D + t] += sum;
-          }
-        touched_[base + offset[q]] = 1;
-      }
-      Real* diagonal = pairs_.data() + (base + offset[r]) * DD;
+      Real* diagonal = pairs_.diagonal(node[r]);
       for (int a = 0; a < D; ++a) diagonal[a * D + a] += weight[r] * mass;
     }
   }
@@ -222,7 +210,7 @@ class ImplicitCoarseGrid final : public CoarseSpace {
   // The pair table of one window, projected (P_r K_rq P_q), one block row per window node; the
   // table is left zero for the next window.
   void insert_pairs(::Mat A, const PetscInt* index, const int* projector) {
-    constexpr int R = 2 * N - 1, O = D == 3 ? R * R * R : R * R;
+    constexpr int O = Pairs::O;
     PetscInt cols[O];
     Real row_values[D * O * D];
     const std::size_t W = static_cast<std::size_t>(window_nodes_);
@@ -231,11 +219,9 @@ class ImplicitCoarseGrid final : public CoarseSpace {
       const PetscInt row = index[w];
       const Mat Pw = window_matrix(projector[w]);
       for (int o = 0; o < O; ++o) {
-        if (!touched_[w * O + o]) continue;
-        touched_[w * O + o] = 0;
-        Real* pair = pairs_.data() + (w * O + o) * DD;
-        const int di = o % R - (N - 1), dj = (o / R) % R - (N - 1), dk = D == 3 ? o / (R * R) - (N - 1) : 0;
-        const std::size_t q = w + di + std::ptrdiff_t(extent_) * (dj + std::ptrdiff_t(extent_) * dk);
+        if (!pairs_.take(w, o)) continue;
+        Real* pair = pairs_.block(w, o);
+        const std::size_t q = Pairs::neighbour(w, o, std::ptrdiff_t(extent_), std::ptrdiff_t(extent_));
         const Mat block = Pw * Mat(Eigen::Map<const RowMat>(pair)) * window_matrix(projector[q]);
         std::fill(pair, pair + DD, 0.0);
         if (index[q] < 0 || row < 0) continue;
@@ -524,8 +510,9 @@ class ImplicitCoarseGrid final : public CoarseSpace {
   std::vector<PetscInt> window_index_;  // [particle block][coarse window node]
   std::vector<int> window_projector_;   // ... index into projectors_, −1: free
   std::vector<Mat, Eigen::aligned_allocator<Mat>> projectors_;
-  std::vector<Real> cell_tangent_, cell_mass_, pairs_;
-  std::vector<char> occupied_, touched_;
+  std::vector<Real> cell_tangent_, cell_mass_;
+  std::vector<char> occupied_;
+  Pairs pairs_;  // a window's summed blocks per node pair
 };
 
 }  // namespace nendo

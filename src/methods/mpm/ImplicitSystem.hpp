@@ -24,6 +24,7 @@
 #include "decomposition/Space.hpp"
 #include "methods/mpm/GridKernels.hpp"
 #include "methods/mpm/ImplicitCoarseGrid.hpp"
+#include "methods/mpm/StencilPairs.hpp"
 #include "methods/mpm/StickyMirror.hpp"
 #include "methods/mpm/materials/Materials.hpp"
 #include "solvers/NewtonProblem.hpp"
@@ -470,8 +471,7 @@ class MpmImplicitSystem final : public NewtonProblem {
   std::vector<Real> F_hat_, psi_;               // per particle
   std::vector<ElasticHessian<D>> hessian_;      // per particle, at the linearisation point
   std::vector<Real> block_windows_, block_grid_, block_;
-  std::vector<Real> pairs_;  // assemble(): a particle block's summed stiffness per node pair
-  std::vector<char> touched_;
+  StencilPairs<D, Kernel::kNodes> pairs_;  // assemble(): a particle block's stiffness per node pair
   std::vector<Real> info_windows_;
   bool node_info_ready_ = false;
   const StickyMirror<D>* sticky_ = nullptr;  // the step's reflections (StickyMirror::update)
@@ -482,10 +482,8 @@ class MpmImplicitSystem final : public NewtonProblem {
   bool coarse_ready_ = false;
 };
 
-// Stiffness blocks are summed per particle block into a window-local table of node pairs (a node
-// and its (2N − 1)^D neighbours within one stencil), then handed to PETSc one block row per window
-// node: PETSc's insertion, not the arithmetic, was the cost when every particle inserted its
-// (N^D)² blocks directly (25 s per assembly at 200 k particles in 3-D).
+// Stiffness blocks are summed per particle block into a window-local table of node pairs
+// (StencilPairs), then handed to PETSc one block row per window node.
 template <int D, class Kernel>
 void MpmImplicitSystem<D, Kernel>::assemble(::Mat A) {
   node_info();
@@ -496,14 +494,15 @@ void MpmImplicitSystem<D, Kernel>::assemble(::Mat A) {
   const ParticleSet& ps = space_->particles();
   const ParticleBlocks& blocks = space_->blocks();
   ex_ = ghost_->window_extent(0), ey_ = ghost_->window_extent(1);
-  constexpr int S = kStencilNodes, R = 2 * N - 1, O = D == 3 ? R * R * R : R * R, DD = D * D;
+  using Pairs = StencilPairs<D, N>;
+  constexpr int S = Pairs::S, O = Pairs::O;
   const std::size_t W = static_cast<std::size_t>(ghost_->window_nodes());
-  pairs_.assign(W * O * DD, 0.0), touched_.assign(W * O, 0);  // kept zero between blocks
+  pairs_.reset(W);
   PetscInt cols[O];
   int used[O];
   Real row_values[D * O * D];
   std::size_t node[S];
-  int offset[S];  // the stencil node's position, in pair-offset units
+  int offset[S];
   Vec g[S];
   for (std::size_t b = 0; b < blocks.count(); ++b) {
     if (blocks.begin(b) == blocks.end(b)) continue;
@@ -515,46 +514,27 @@ void MpmImplicitSystem<D, Kernel>::assemble(::Mat A) {
       const Eigen::Matrix<Real, D * D, D* D> C = (h2 * f.V0[p]) * hessian_[p].matrix();
       int k = 0;
       Kernels::for_each_node(ex_, ey_, s, [&](std::size_t w, int i, int j, int kk) {
-        node[k] = w, offset[k] = i + R * (j + R * kk);
+        node[k] = w, offset[k] = Pairs::offset(i, j, kk);
         g[k] = Fn.transpose() * weight_gradient(s, i, j, kk);
         ++k;
       });
-      // T_r[α][(τσ)] = Σ_β C_(αβ),(τσ) g_rβ; block (r, q)[α][τ] = Σ_σ T_r[α][(τσ)] g_qσ (spec §10.7).
-      for (int r = 0; r < S; ++r) {
-        Eigen::Matrix<Real, D, D* D> T = Eigen::Matrix<Real, D, D * D>::Zero();
-        for (int a = 0; a < D; ++a)
-          for (int be = 0; be < D; ++be) T.row(a) += g[r][be] * C.row(a * D + be);
-        // The pair (r, q) sits at offset q − r from r: index (q − r) + (N − 1) per axis.
-        const std::size_t base = node[r] * O + (O - 1) / 2 - offset[r];
-        for (int q = 0; q < S; ++q) {
-          Real* block = pairs_.data() + (base + offset[q]) * DD;
-          for (int a = 0; a < D; ++a)
-            for (int t = 0; t < D; ++t) {
-              Real sum = 0;
-              for (int si = 0; si < D; ++si) sum += T(a, t * D + si) * g[q][si];
-              block[a * D + t] += sum;
-            }
-          touched_[base + offset[q]] = 1;
-        }
-      }
+      pairs_.add(node, offset, g, C);
     }
     // One block row per window node: P_w K_wq P_q (spec §10.6), columns by global index. The
     // table entries read are zeroed for the next block.
     for (std::size_t w = 0; w < W; ++w) {
       int count = 0;
       for (int o = 0; o < O; ++o)
-        if (touched_[w * O + o]) used[count++] = o, touched_[w * O + o] = 0;
+        if (pairs_.take(w, o)) used[count++] = o;
       const PetscInt row = static_cast<PetscInt>(info[c * w]);
       const Mat Pw = Eigen::Map<const RowMat>(info + c * w + 1);
       for (int n = 0; n < count; ++n) {
-        const int o = used[n];
-        Real* pair = pairs_.data() + (w * O + o) * DD;
-        const int di = o % R - (N - 1), dj = (o / R) % R - (N - 1), dk = D == 3 ? o / (R * R) - (N - 1) : 0;
-        const std::size_t q = w + di + std::ptrdiff_t(ex_) * (dj + std::ptrdiff_t(ey_) * dk);
+        Real* pair = pairs_.block(w, used[n]);
+        const std::size_t q = Pairs::neighbour(w, used[n], std::ptrdiff_t(ex_), std::ptrdiff_t(ey_));
         cols[n] = static_cast<PetscInt>(info[c * q]);
         const Mat block =
             Pw * Mat(Eigen::Map<const RowMat>(pair)) * Mat(Eigen::Map<const RowMat>(info + c * q + 1));
-        std::fill(pair, pair + DD, 0.0);
+        std::fill(pair, pair + D * D, 0.0);
         for (int a = 0; a < D; ++a)
           for (int t = 0; t < D; ++t) row_values[(a * count + n) * D + t] = block(a, t);
       }
