@@ -279,26 +279,27 @@ void PbdPowder::build_lists(Space& space, const std::vector<Real>& at) {
   ++list_builds_;
 }
 
-// The rows within h at `at`, in the Verlet lists' order: (cell key, id) at this frame's build.
+// Each row's neighbours within h at `at` moved to the row's front, both parts keeping their order
+// (a stable partition: the order follows from the frame's build and the positions since, the same
+// on any rank count); near_end(r) marks the end of the part within h.
 void PbdPowder::find_neighbours(const std::vector<Real>& at) {
   const Real h2 = kernel_.h2();
-  const std::size_t rows = verlet_.rows();
-  row_particle_.resize(rows), offset_.resize(rows + 1), neighbours_.resize(verlet_.pairs());
-  std::size_t count = 0;
-  offset_[0] = 0;
-  for (std::size_t r = 0; r < rows; ++r) {
-    const std::uint32_t i = verlet_.row(r);
-    const Real* xi = &at[3 * i];
+  near_count_.resize(verlet_.rows());
+  for (std::size_t r = 0; r < verlet_.rows(); ++r) {
+    const Real* xi = &at[3 * verlet_.row(r)];
+    std::uint32_t* near = verlet_.begin(r);
+    far_.clear();
     for (const std::uint32_t* k = verlet_.begin(r); k != verlet_.end(r); ++k) {
       const Real* xj = &at[3 * *k];
       const Real d[3] = {xi[0] - xj[0], xi[1] - xj[1], xi[2] - xj[2]};
-      neighbours_[count] = *k;
-      count += d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < h2;
+      if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < h2)
+        *near++ = *k;
+      else
+        far_.push_back(*k);
     }
-    row_particle_[r] = i;
-    offset_[r + 1] = count;
+    near_count_[r] = static_cast<std::uint32_t>(near - verlet_.begin(r));
+    std::copy(far_.begin(), far_.end(), near);
   }
-  neighbours_.resize(count);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -329,20 +330,19 @@ void PbdPowder::substep(Space& space, Real t, Real dt) {
 // (Eqs. 3, 6) and the collisions, inside the iteration as in PBF's Algorithm 1.
 void PbdPowder::project_constraints(Space& space, Real t, Real dt) {
   ParticleHalo& halo = space.halo();
-  const std::size_t rows = row_particle_.size();
+  const std::size_t rows = verlet_.rows();
   weights_.assign(kWeights * n_, 0.0);
   dp_.assign(3 * n_own_, 0.0);
   pushed_.assign(3 * n_own_, 0.0);
-  const std::uint32_t* list = neighbours_.data();
   for (int it = 0; it < settings_.iterations; ++it) {
     // λ_i, and the contact and bond counts that scale the pair corrections (kWeights per particle)
     for (std::size_t r = 0; r < rows; ++r) {
-      const std::uint32_t i = row_particle_[r];
+      const std::uint32_t i = verlet_.row(r);
       pbd::RestConstraint rest;
       const bool summed = state_[i] == kRest && !pairs_mode_;
       int contacts = 0;
       Real* weights = &weights_[kWeights * i];
-      weights[0] = pbd::density_constraint(params_, p_.data(), i, list + offset_[r], list + offset_[r + 1],
+      weights[0] = pbd::density_constraint(params_, p_.data(), i, near_begin(r), near_end(r),
                                            summed ? &rest : nullptr, &contacts)
                        .lambda;
       weights[1] = contacts;
@@ -352,10 +352,9 @@ void PbdPowder::project_constraints(Space& space, Real t, Real dt) {
     }
     halo.update_values(weights_.data(), kWeights, weights_.data() + kWeights * n_own_);
     for (std::size_t r = 0; r < rows; ++r) {
-      const std::uint32_t i = row_particle_[r];
+      const std::uint32_t i = verlet_.row(r);
       Real* dp = &dp_[3 * i];
-      pbd::pair_corrections(params_, p_.data(), weights_.data(), kWeights, i, list + offset_[r],
-                            list + offset_[r + 1], dp);
+      pbd::pair_corrections(params_, p_.data(), weights_.data(), kWeights, i, near_begin(r), near_end(r), dp);
       if (weights_[kWeights * i + 2] > 0) bond_correction(i, dp);
     }
     for (std::size_t i = 0; i < n_own_; ++i) {
@@ -432,15 +431,15 @@ void PbdPowder::particle_friction(Space& space, Real t, Real dt) {
     return r2 < kernel_.h2() ? kernel_.w(r2) : Real(0);
   };
   friction_.assign(3 * n_, 0.0);  // q_i = correction / Σ_j w_ij, owned then halo
-  for (std::size_t r = 0; r < row_particle_.size(); ++r) {
-    const std::uint32_t i = row_particle_[r];
+  for (std::size_t r = 0; r < verlet_.rows(); ++r) {
+    const std::uint32_t i = verlet_.row(r);
     if (state_[i] == kRest) continue;
     Real normal[3], relative[3] = {0, 0, 0}, weight = 0;
     for (int a = 0; a < 3; ++a) normal[a] = support_[3 * i + a] - pushed_[3 * i + a];
     const Real push = norm3(normal);
     if (push <= 0) continue;
-    for (std::size_t k = offset_[r]; k < offset_[r + 1]; ++k) {
-      const std::uint32_t j = neighbours_[k];
+    for (const std::uint32_t* k = near_begin(r); k != near_end(r); ++k) {
+      const std::uint32_t j = *k;
       const Real w = pair_weight(i, j);
       for (int a = 0; a < 3; ++a) relative[a] -= w * (p_[3 * j + a] - x_[3 * j + a]);
       weight += w;
@@ -457,13 +456,13 @@ void PbdPowder::particle_friction(Space& space, Real t, Real dt) {
   }
   space.halo().update_values(friction_.data(), 3, friction_.data() + 3 * n_own_);
   dp_.assign(3 * n_own_, 0.0);
-  for (std::size_t r = 0; r < row_particle_.size(); ++r) {
-    const std::uint32_t i = row_particle_[r];
+  for (std::size_t r = 0; r < verlet_.rows(); ++r) {
+    const std::uint32_t i = verlet_.row(r);
     Real weight = 0, reaction[3] = {0, 0, 0};
-    for (std::size_t k = offset_[r]; k < offset_[r + 1]; ++k) {
-      const Real w = pair_weight(i, neighbours_[k]);
+    for (const std::uint32_t* k = near_begin(r); k != near_end(r); ++k) {
+      const Real w = pair_weight(i, *k);
       weight += w;
-      for (int a = 0; a < 3; ++a) reaction[a] += w * friction_[3 * neighbours_[k] + a];
+      for (int a = 0; a < 3; ++a) reaction[a] += w * friction_[3 * *k + a];
     }
     for (int a = 0; a < 3; ++a) dp_[3 * i + a] = weight * friction_[3 * i + a] - reaction[a];
   }
@@ -502,13 +501,13 @@ void PbdPowder::viscosity_and_vorticity(Space& space, Real dt) {
   ParticleHalo& halo = space.halo();
   halo.update_values(v_.data(), 3, v_.data() + 3 * n_own_);
   const Real inv_rho0 = 1 / params_.rest_density;
-  const std::size_t rows = row_particle_.size();
+  const std::size_t rows = verlet_.rows();
   dv_.assign(3 * n_own_, 0.0);
   omega_.assign(3 * n_, 0.0);
   auto pairs = [&](std::size_t r, auto&& body) {
-    const std::uint32_t i = row_particle_[r];
-    for (std::size_t k = offset_[r]; k < offset_[r + 1]; ++k) {
-      const std::uint32_t j = neighbours_[k];
+    const std::uint32_t i = verlet_.row(r);
+    for (const std::uint32_t* k = near_begin(r); k != near_end(r); ++k) {
+      const std::uint32_t j = *k;
       const Real d[3] = {p_[3 * i] - p_[3 * j], p_[3 * i + 1] - p_[3 * j + 1], p_[3 * i + 2] - p_[3 * j + 2]};
       const Real r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
       if (r2 < kernel_.h2()) body(i, j, d, r2);
@@ -536,7 +535,7 @@ void PbdPowder::viscosity_and_vorticity(Space& space, Real dt) {
       });
       const Real length = norm3(eta);
       if (length == 0) continue;
-      const std::uint32_t i = row_particle_[r];
+      const std::uint32_t i = verlet_.row(r);
       const Real N[3] = {eta[0] / length, eta[1] / length, eta[2] / length};
       const Real* w = &omega_[3 * i];
       const Real f[3] = {N[1] * w[2] - N[2] * w[1], N[2] * w[0] - N[0] * w[2], N[0] * w[1] - N[1] * w[0]};
@@ -594,10 +593,10 @@ void PbdPowder::transitions(Space& space, Real dt) {
   std::int32_t* changed = ps.int32("changed");
   Real* density = ps.real("density");
   std::uint64_t counts[3] = {0, 0, 0};
-  for (std::size_t r = 0; r < row_particle_.size(); ++r) {
-    const std::uint32_t i = row_particle_[r];
-    const std::uint32_t* begin = neighbours_.data() + offset_[r];
-    const std::uint32_t* end = neighbours_.data() + offset_[r + 1];
+  for (std::size_t r = 0; r < verlet_.rows(); ++r) {
+    const std::uint32_t i = verlet_.row(r);
+    const std::uint32_t* begin = near_begin(r);
+    const std::uint32_t* end = near_end(r);
     const Real ratio =
         pbd::density_constraint(params_, x_.data(), i, begin, end).density / params_.rest_density;
     Real relative_speed = -1;  // Eq. (9), self excluded
@@ -703,8 +702,8 @@ void PbdPowder::update_bonds(Space& space) {
   ParticleId* bond = own.uint64("bond");
   Real* length = own.real("bond_length");
   std::vector<std::pair<Real, std::uint32_t>> candidates;
-  for (std::size_t r = 0; r < row_particle_.size(); ++r) {
-    const std::uint32_t i = row_particle_[r];
+  for (std::size_t r = 0; r < verlet_.rows(); ++r) {
+    const std::uint32_t i = verlet_.row(r);
     ParticleId* mine = bond + kMaxBonds * i;
     Real* lengths = length + kMaxBonds * i;
     if (state[i] != kRest) {
@@ -712,8 +711,8 @@ void PbdPowder::update_bonds(Space& space) {
       continue;
     }
     candidates.clear();
-    for (std::size_t k = offset_[r]; k < offset_[r + 1]; ++k) {
-      const std::uint32_t j = neighbours_[k];
+    for (const std::uint32_t* k = near_begin(r); k != near_end(r); ++k) {
+      const std::uint32_t j = *k;
       if (!resting(j)) continue;
       const Real d[3] = {x_[3 * i] - x_[3 * j], x_[3 * i + 1] - x_[3 * j + 1], x_[3 * i + 2] - x_[3 * j + 2]};
       if (norm3(d) < kBondReach * settings_.spacing) candidates.push_back({norm3(d), j});

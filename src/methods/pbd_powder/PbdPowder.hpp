@@ -110,17 +110,18 @@ class PbdPowder final : public Method {
   std::vector<ParticleId> id_;
   std::vector<std::int32_t> state_;  // owned
   // Verlet lists of the owned particles (reach h + skin_ at built_at_, kept across substeps and
-  // frames while the layout they index is kept, see neighbours_at) and, per substep, the exact
-  // lists filtered from them: row r is owned particle row_particle_[r]; its neighbours within h
-  // (combined indices, self excluded) are neighbours_[offset_[r] .. offset_[r + 1]).
+  // frames while the layout they index is kept, see neighbours_at); this substep's neighbours
+  // within h (combined indices, self excluded) lead each row: [near_begin(r), near_end(r)) of owned
+  // particle verlet_.row(r).
   VerletList verlet_;
   std::uint64_t verlet_layout_ = ~std::uint64_t(0);  // Space::layout_version() the lists index
   Real skin_ = 0;
   bool new_frame_ = true;
   std::vector<Real> built_at_;  // owned positions the Verlet lists were built at
   std::uint64_t list_builds_ = 0;
-  std::vector<std::uint32_t> row_particle_, neighbours_;
-  std::vector<std::size_t> offset_;
+  std::vector<std::uint32_t> near_count_, far_;
+  const std::uint32_t* near_begin(std::size_t r) const { return verlet_.begin(r); }
+  const std::uint32_t* near_end(std::size_t r) const { return verlet_.begin(r) + near_count_[r]; }
   std::vector<Real> dp_, dv_, omega_;   // owned, owned, combined
   std::vector<Real> support_, pushed_;  // owned: this substep's support push, the collisions' part of it
   std::vector<Real> friction_;          // combined: friction correction / Σ_j w_ij
@@ -128,7 +129,8 @@ class PbdPowder final : public Method {
   // The bonds of owned particle i (from its Verlet row): partners (combined indices)
   // bond_partner_[bond_offset_[i] .. bond_offset_[i + 1]), bond_length_ alongside; those within h
   // this substep: bond_partner_[active_bond_[active_offset_[i] .. active_offset_[i + 1])].
-  std::vector<std::size_t> bond_offset_, active_offset_, active_bond_;
+  std::vector<std::size_t> bond_offset_, active_offset_;
+  std::vector<std::uint32_t> active_bond_;
   std::vector<std::uint32_t> bond_partner_;
   std::vector<Real> bond_length_;
 };
