@@ -67,7 +67,7 @@ class PbdPowder final : public Method {
   void gather(Space& space);
   void predict(Real dt);
   void neighbours_at(Space& space, std::vector<Real>& at, Real dt);
-  bool lists_stale(const Space& space, const std::vector<Real>& at) const;
+  Real lists_moved(const Space& space, const std::vector<Real>& at) const;
   void build_lists(Space& space, const std::vector<Real>& at);
   void find_neighbours(const std::vector<Real>& at);
   void substep(Space& space, Real t, Real dt);
@@ -116,6 +116,8 @@ class PbdPowder final : public Method {
   VerletList verlet_;
   std::uint64_t verlet_layout_ = ~std::uint64_t(0);  // Space::layout_version() the lists index
   Real skin_ = 0;
+  Real step_move_ = 0;  // the farthest move per substep, measured between builds
+  int uses_ = 0;        // substeps the lists have served
   bool new_frame_ = true;
   std::vector<Real> built_at_;  // owned positions the Verlet lists were built at
   std::uint64_t list_builds_ = 0;
