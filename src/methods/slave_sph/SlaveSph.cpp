@@ -335,32 +335,50 @@ void SlaveSph::hessian_product(Space& space, Real beta_dt2, const Real* u, Real*
     if (constrained_[i]) project_free(i, to);
   }
   space.halo().update_values(vs_.data(), 3, vs_.data() + 3 * n_own_);
+  // Raw pointers: the compiler cannot tell the scatter's stores from the members' data pointers.
+  const std::uint32_t* __restrict slave = pair_slave_.data();
+  const PairReal* __restrict weight = pair_w_.data();
+  const PairReal* __restrict gradient = pair_g_.data();
+  const Real* __restrict shift = shift_.data();
+  const Real* __restrict vs = vs_.data();
+  const std::uint32_t own = static_cast<std::uint32_t>(n_own_);
   for (std::size_t r = 0; r < row_master_.size(); ++r) {
-    if (!owned_row(r)) continue;
-    const std::size_t c = row_master_[r];
-    Mat<3> G = Mat<3>::Zero();
-    for (std::size_t k = row_offset_[r]; k < row_offset_[r + 1]; ++k) {
-      const Real* us = &vs_[3 * pair_slave_[k]];
-      Real g[3];
-      weight_gradient(r, k, g);
+    const std::uint32_t c = row_master_[r];
+    if (c >= own) continue;
+    const Real c0 = shift[3 * r], c1 = shift[3 * r + 1], c2 = shift[3 * r + 2];
+    Real G[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    for (std::uint32_t k = row_offset_[r], end = row_offset_[r + 1]; k < end; ++k) {
+      const Real* us = vs + 3 * slave[k];
+      const Real w = weight[k];
+      const Real g[3] = {gradient[3 * k] - w * c0, gradient[3 * k + 1] - w * c1,
+                         gradient[3 * k + 2] - w * c2};
       for (int a = 0; a < 3; ++a)
-        for (int b = 0; b < 3; ++b) G(a, b) += us[a] * g[b];
+        for (int b = 0; b < 3; ++b) G[3 * a + b] += us[a] * g[b];
     }
     const Mat<3> F = Eigen::Map<const RowMat3>(&F_[9 * c]);
-    const Mat<3> dP = hessian_[r].apply(G * F);
+    const Mat<3> dP = hessian_[r].apply(Eigen::Map<const RowMat3>(G) * F);
     Eigen::Map<RowMat3>(q_.data() + 9 * c) = volume_[c] * dP * F.transpose();
   }
   space.halo().update_values(q_.data(), 9, q_.data() + 9 * n_own_);
-  hs_.assign(3 * n_, 0.0);
+  if (hs_.size() < 3 * n_) hs_.resize(3 * n_);
+  std::fill(hs_.begin(), hs_.begin() + 3 * n_own_, 0.0);
+  Real* __restrict hs = hs_.data();
+  const Real* __restrict q = q_.data();
   for (std::size_t r = 0; r < row_master_.size(); ++r) {
-    const Real* Q = &q_[9 * row_master_[r]];
-    for (std::size_t k = row_offset_[r]; k < row_offset_[r + 1]; ++k) {
-      const std::uint32_t s = pair_slave_[k];
-      if (s >= n_own_) continue;
-      Real g[3];
-      weight_gradient(r, k, g);
-      Real* h = &hs_[3 * s];
-      for (int a = 0; a < 3; ++a) h[a] += Q[3 * a] * g[0] + Q[3 * a + 1] * g[1] + Q[3 * a + 2] * g[2];
+    const Real* Q = q + 9 * row_master_[r];
+    const Real Q0 = Q[0], Q1 = Q[1], Q2 = Q[2], Q3 = Q[3], Q4 = Q[4], Q5 = Q[5], Q6 = Q[6], Q7 = Q[7],
+               Q8 = Q[8];
+    const Real c0 = shift[3 * r], c1 = shift[3 * r + 1], c2 = shift[3 * r + 2];
+    for (std::uint32_t k = row_offset_[r], end = row_offset_[r + 1]; k < end; ++k) {
+      const std::uint32_t s = slave[k];
+      if (s >= own) continue;
+      const Real w = weight[k];
+      const Real g0 = gradient[3 * k] - w * c0, g1 = gradient[3 * k + 1] - w * c1,
+                 g2 = gradient[3 * k + 2] - w * c2;
+      Real* h = hs + 3 * s;
+      h[0] += Q0 * g0 + Q1 * g1 + Q2 * g2;
+      h[1] += Q3 * g0 + Q4 * g1 + Q5 * g2;
+      h[2] += Q6 * g0 + Q7 * g1 + Q8 * g2;
     }
   }
   for (std::size_t i = 0; i < ns; ++i) {
@@ -531,6 +549,35 @@ bool SlaveSph::collide(const Real* x, Real* v, Real t, Real dt) const {
   return any;
 }
 
+// The initial guess of the solve: u = v* (the cold start of spec A8) plus the correction the solve
+// made to this slave's v* in the last step, kept as a particle field (restarts continue with the
+// same bits; 0 for a new slave), its held part removed. Returns whether any slave has one (global).
+bool SlaveSph::warm_start(Space& space) {
+  const Real* correction = space.particles().real("solve_correction");
+  std::uint64_t any = 0;
+  for (std::size_t i = 0; i < slaves_.size(); ++i) {
+    Real d[3] = {correction[3 * slaves_[i]], correction[3 * slaves_[i] + 1], correction[3 * slaves_[i] + 2]};
+    any += d[0] != 0 || d[1] != 0 || d[2] != 0;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_UINT64_T, MPI_SUM, space.comm());
+  if (any == 0) return false;
+  cold_u_ = u_;
+  for (std::size_t i = 0; i < slaves_.size(); ++i) {
+    Real d[3] = {correction[3 * slaves_[i]], correction[3 * slaves_[i] + 1], correction[3 * slaves_[i] + 2]};
+    if (constrained_[i]) project_free(i, d);
+    for (int a = 0; a < 3; ++a) u_[3 * i + a] += d[a];
+  }
+  return true;
+}
+
+// ‖b − A u⁰‖ of the cold start u⁰ (in cold_u_), the residual the stopping test is relative to.
+Real SlaveSph::cold_residual(Space& space, Real beta_dt2) {
+  std::vector<Real> r(cold_u_.size());
+  hessian_product(space, beta_dt2, cold_u_.data(), r.data());
+  for (std::size_t k = 0; k < r.size(); ++k) r[k] = rhs_[k] - r[k];
+  return std::sqrt(reproducible_dot(space.comm(), r.data(), r.data(), r.size()));
+}
+
 // S3-S5: forces f_s = −Σ_m τ_m ĝ_sm (11R), predictor v* = v^n + Δt f/m (14), the solve of (15R)
 // from u = v*, then the slaves' collisions (velocity only, §3.8). The new slave velocities end in
 // vs_ for owned and halo slaves.
@@ -550,15 +597,12 @@ void SlaveSph::solve_slave_velocities(Space& space, Real t, Real dt) {
       for (int a = 0; a < 3; ++a) f[a] -= tau[3 * a] * g[0] + tau[3 * a + 1] * g[1] + tau[3 * a + 2] * g[2];
     }
   }
-  // The initial guess: v* plus the correction the solve made to this slave's v* in the last step
-  // (a particle field, so that a restart continues with the same bits; 0 for a new slave).
-  const Real* correction = space.particles().real("solve_correction");
   for (std::size_t i = 0; i < ns; ++i) {
     const Real* f = &hs_[3 * slaves_[i]];
     for (int a = 0; a < 3; ++a) {
       vstar_[3 * i + a] = ms_[i] > 0 ? vn_[3 * i + a] + dt * f[a] / ms_[i] : 0.0;
       rhs_[3 * i + a] = ms_[i] * vstar_[3 * i + a];
-      u_[3 * i + a] = vstar_[3 * i + a] + (settings_.beta > 0 ? correction[3 * slaves_[i] + a] : 0.0);
+      u_[3 * i + a] = vstar_[3 * i + a];
     }
   }
   if (probe_) probe_transfers(space, dt);
@@ -602,12 +646,17 @@ void SlaveSph::solve_slave_velocities(Space& space, Real t, Real dt) {
     const ShellKsp::Preconditioner preconditioner = [&](const Real* r, Real* z) {
       apply_block_preconditioner(r, z);
     };
-    // Relative to the initial residual, with a floor relative to the momentum ‖m v*‖: a body in
-    // free fall starts at a residual of round-off, which no iteration can reduce further.
+    // Relative to the residual of u = v* (spec A8), with a floor relative to the momentum ‖m v*‖:
+    // a body in free fall starts at a residual of round-off, which no iteration can reduce further.
     const Real momentum = std::sqrt(reproducible_dot(space.comm(), rhs_.data(), rhs_.data(), rhs_.size()));
-    const KspOutcome outcome =
-        ksp_->solve(3 * ns, product, diag_.data(), rhs_.data(), u_.data(), settings_.cg_tol,
-                    1e-4 * settings_.cg_tol * momentum, settings_.cg_max, &preconditioner);
+    const Real floor = 1e-6 * settings_.cg_tol * momentum;
+    Real rtol = settings_.cg_tol, atol = floor, cold = 0;
+    if (warm_start(space)) {  // the same test, on the residual of v* computed here
+      cold = cold_residual(space, beta_dt2);
+      rtol = 0, atol = std::max(settings_.cg_tol * cold, floor);
+    }
+    const KspOutcome outcome = ksp_->solve(3 * ns, product, diag_.data(), rhs_.data(), u_.data(), rtol, atol,
+                                           settings_.cg_max, &preconditioner);
     stats_.newton_iterations = 1;
     stats_.ksp_iterations = outcome.iterations;
     if (!outcome.converged && space.rank() == 0)
@@ -617,7 +666,7 @@ void SlaveSph::solve_slave_velocities(Space& space, Real t, Real dt) {
     if (fixed > 0) contact_friction(space, beta_dt2, predicted);
     // A solve stopped by the absolute floor (a body in free fall) found round-off, not a correction:
     // carried on, the part below the floor would add to the velocities step after step.
-    const bool carry = outcome.reason == "CONVERGED_RTOL";
+    const bool carry = rtol > 0 ? outcome.reason == "CONVERGED_RTOL" : settings_.cg_tol * cold > floor;
     Real* kept = space.particles().real("solve_correction");
     for (std::size_t i = 0; i < ns; ++i)
       for (int a = 0; a < 3; ++a) kept[3 * slaves_[i] + a] = carry ? u_[3 * i + a] - vstar_[3 * i + a] : 0.0;

@@ -78,7 +78,9 @@ class SlaveSph final : public Method {
   void interpolated(std::size_t c, Real* v) const;
   void master_stresses();                                      // S3 (τ, Hessians)
   void solve_slave_velocities(Space& space, Real t, Real dt);  // S3-S5
-  void block_preconditioner(Real beta_dt2);                    // the 3×3 diagonal blocks of (15R), inverted
+  bool warm_start(Space& space);
+  Real cold_residual(Space& space, Real beta_dt2);
+  void block_preconditioner(Real beta_dt2);  // the 3×3 diagonal blocks of (15R), inverted
   void apply_block_preconditioner(const Real* r, Real* z) const;
   void update_masters(Space& space, Real t, Real dt);  // S6-S9
   void require_bounded_motion(Space& space, std::uint64_t runaway, Real t) const;
@@ -166,7 +168,7 @@ class SlaveSph final : public Method {
   std::vector<ElasticHessian<3>> hessian_;  // per row
   // Per owned slave (in slaves_ order): mass, v^n, v*, right-hand side, diagonal, solution, inverse
   // diagonal block (9).
-  std::vector<Real> ms_, vn_, vstar_, rhs_, diag_, u_, block_inverse_;
+  std::vector<Real> ms_, vn_, vstar_, rhs_, diag_, u_, cold_u_, block_inverse_;
   std::vector<char> dead_owned_;
   std::vector<char> constrained_;               // per owned slave: 0 free, 1 normal held, 2 all held (sticky)
   std::vector<Real> normal_, held_;             // per owned slave: contact normal, collider velocity
