@@ -62,6 +62,10 @@ class SlaveSph final : public Method {
   Real max_initial_density() const { return n_max_; }  // n_max of spec §3.11
   Real spacing() const { return d_; }
   const CubicSplineKernel& kernel() const { return kernel_; }
+  // A master's share of the slaves' 3×3 diagonal blocks of (15R) (the preconditioner): block entry
+  // p = (a, c) ∈ {00, 11, 22, 01, 02, 12} is V⁰ Σ_q form[p][q] S_q with S = (ĝ_0², ĝ_1², ĝ_2²,
+  // ĝ_0ĝ_1, ĝ_0ĝ_2, ĝ_1ĝ_2), equal to V⁰ Σ_bd (∂P/∂F)_ab,cd g'_b g'_d with g' = F_Eᵀ ĝ.
+  static void block_forms(const ElasticHessian<3>& H, const Mat<3>& F, Real volume, Real form[6][6]);
   std::uint64_t neighbour_rebuilds() const { return rebuilds_; }  // new layouts seen so far
 
  private:
@@ -89,11 +93,9 @@ class SlaveSph final : public Method {
   void remove_dead(Space& space);
   void probe_transfers(Space& space, Real dt);
   void hessian_product(Space& space, Real beta_dt2, const Real* u, Real* y);  // (15R) with (S7)
-  // ĝ_sm of pair k of row r (Eq. 11R): the stored g less W_sm times the master's shift.
-  void weight_gradient(std::size_t r, std::size_t k, Real* g) const {
-    const Real* c = &shift_[3 * r];
-    const Real w = pair_w_[k];
-    for (int a = 0; a < 3; ++a) g[a] = Real(pair_g_[3 * k + a]) - w * c[a];
+  // ĝ_sm of pair k (Eq. 11R).
+  void weight_gradient(std::size_t /*r*/, std::size_t k, Real* g) const {
+    for (int a = 0; a < 3; ++a) g[a] = pair_g_[3 * k + a];
   }
   bool owned_row(std::size_t r) const { return row_master_[r] < n_own_; }
   // Initialisation, spec §4.2.
@@ -151,15 +153,14 @@ class SlaveSph final : public Method {
   std::uint64_t rebuilds_ = 0;
   // The one pair list of the step, master-major: rows are the owned masters and the halo masters
   // with an owned slave within 2h, in ascending id order, each listing its slaves within 2h in
-  // ascending id order with W_sm and g_sm = V_s ∇W_sm (Eq. 3''), stored in single precision. Both
-  // sides of every sum read the same stored numbers, so the operator of (15R) stays symmetric, and
-  // the zero-sum correction is applied in double from sums of them (weight_gradient), so
-  // Σ_s ĝ_sm = 0 holds to double round-off. Slave-side sums scatter from the rows in this order.
+  // ascending id order with W_sm in single precision and the zero-sum ĝ_sm (Eq. 11R) in double
+  // (28 bytes a pair): ĝ is what every product reads, and Σ_s ĝ_sm = 0 must hold to double
+  // round-off (rigid motion in the operator's null space, the momentum tests). Slave-side sums
+  // scatter from the rows in this order.
   std::vector<std::uint32_t> row_master_, row_offset_;
   std::vector<std::uint32_t> pair_slave_;
-  using PairReal = float;  // see find_neighbours
-  std::vector<PairReal> pair_w_, pair_g_;
-  std::vector<Real> shift_;            // per row: G_m / Σ_s W_sm (zero_sum), else 0
+  std::vector<float> pair_w_;
+  std::vector<Real> pair_g_;
   std::vector<std::uint32_t> slaves_;  // owned slaves (combined indices): the unknowns' order
   // Per combined particle: masters' Σ_s W and Σ_s g (4), velocity after gravity (3), τ (9), Q (9);
   // slaves' velocity (3) during the solve, and scatter targets.

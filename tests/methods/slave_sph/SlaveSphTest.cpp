@@ -263,6 +263,36 @@ TEST(SlaveSphDeterminism, AnUnstableStepStopsTheRunAtTheSameStepOnAnyRankCount) 
   }
 }
 
+// Issue 31: the block preconditioner's forms from the Hessian's SVD structure equal the ones from
+// the full ∂P/∂F (9 products of ElasticHessian::apply) folded with F_E, for rotations U, V, a
+// symmetric A, pair values a ≠ b and a general F_E.
+TEST(SlaveSphPreconditioner, BlockFormsAreTheExactDiagonalBlocks) {
+  ElasticHessian<3> H;
+  H.U = Eigen::AngleAxisd(0.7, Eigen::Vector3d(1, 2, 3).normalized()).toRotationMatrix();
+  H.V = Eigen::AngleAxisd(-1.1, Eigen::Vector3d(-2, 1, 0.5).normalized()).toRotationMatrix();
+  H.A << 5, 1, -2, 1, 7, 0.5, -2, 0.5, 4;
+  const Real a[3] = {3, 0.2, 1.5}, b[3] = {0.7, 2.5, 4};
+  std::copy_n(a, 3, H.a), std::copy_n(b, 3, H.b);
+  Mat<3> F;
+  F << 1.1, 0.2, -0.1, 0.05, 0.9, 0.3, -0.2, 0.1, 1.2;
+  const Real volume = 0.37;
+  Real form[6][6];
+  SlaveSph::block_forms(H, F, volume, form);
+  const Eigen::Matrix<Real, 9, 9> C = H.matrix();
+  const int kA[6] = {0, 1, 2, 0, 0, 1}, kC[6] = {0, 1, 2, 1, 2, 2};
+  for (const Eigen::Vector3d& g : {Eigen::Vector3d(0.3, -1.2, 0.8), Eigen::Vector3d(2, 0.1, -0.4)}) {
+    const Eigen::Vector3d gp = F.transpose() * g;
+    const Real S[6] = {g(0) * g(0), g(1) * g(1), g(2) * g(2), g(0) * g(1), g(0) * g(2), g(1) * g(2)};
+    for (int p = 0; p < 6; ++p) {
+      Real exact = 0, from_forms = 0;
+      for (int bb = 0; bb < 3; ++bb)
+        for (int d = 0; d < 3; ++d) exact += volume * C(3 * kA[p] + bb, 3 * kC[p] + d) * gp(bb) * gp(d);
+      for (int q = 0; q < 6; ++q) from_forms += form[p][q] * S[q];
+      EXPECT_NEAR(from_forms, exact, 1e-12 * std::max(1.0, std::fabs(exact))) << "entry " << p;
+    }
+  }
+}
+
 // Issue 31: the candidate lists and the layout last across steps (rebuilt when some particle moved
 // more than skin/2, or slaves were inserted or deleted), and the results stay the same bits as the
 // same run by rank 0 alone. A rubber cube dropped from 1 mm onto the floor settles: on the old code
