@@ -154,7 +154,7 @@ class SlaveSph final : public Method {
   // The one pair list of the step, master-major: rows are the owned masters and the halo masters
   // with an owned slave within 2h, in ascending id order, each listing its slaves within 2h in
   // ascending id order with W_sm in single precision and the zero-sum ĝ_sm (Eq. 11R) in double
-  // (28 bytes a pair): ĝ is what every product reads, and Σ_s ĝ_sm = 0 must hold to double
+  // (32 bytes a pair with the index): ĝ is what every product reads, and Σ_s ĝ_sm = 0 must hold to double
   // round-off (rigid motion in the operator's null space, the momentum tests). Slave-side sums
   // scatter from the rows in this order.
   std::vector<std::uint32_t> row_master_, row_offset_;
