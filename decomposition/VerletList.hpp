@@ -2,9 +2,9 @@
 // Neighbour lists that last (Verlet lists with a skin, spec 000 §3.13, spec 003 B11): for each row
 // particle, the candidates within reach = support + skin at build time. While no particle has moved
 // more than skin/2 since, every pair within the support is still in the lists, so a method rebuilds
-// only then (Space::migrate_if_moved makes the same decision for the layout). Rows list their
-// neighbours in ascending id order: a sum over a row's pairs within the support is then the same
-// bits whatever the rank count and whenever the list was built (a restart rebuilds it).
+// only then (Space::migrate_if_moved makes the same decision for the layout). A row's order
+// depends on positions and ids only (see Order), so sums over it are the same bits on any rank
+// count.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -15,11 +15,16 @@ namespace nendo {
 
 class VerletList {
  public:
+  // The order of a row: (cell key, id) at the build — cheapest, but a sum over a row then depends on
+  // when the lists were built, so a method using it rebuilds at fixed points of its step (one a
+  // restart also starts from); or ascending id — sums do not depend on the build at all.
+  enum class Order { kCell, kId };
+
   // Rows for `rows` (indices into x, 3 reals each, and id), each listing the `candidates` within
-  // `reach` of it at x, itself excluded. Rows come in (cell key, id) order, so that neighbouring
-  // rows share their candidates in cache.
+  // `reach` of it at x, itself excluded, in `order`. Rows come in (cell key, id) order, so that
+  // neighbouring rows share their candidates in cache.
   void build(const Real* x, const ParticleId* id, const std::vector<std::uint32_t>& rows,
-             const std::vector<std::uint32_t>& candidates, Real reach) {
+             const std::vector<std::uint32_t>& candidates, Real reach, Order order = Order::kId) {
     // The cell lists and the sorted copy live for the build only: between builds a row costs
     // 4 bytes per neighbour.
     CellList candidate_cells, row_cells;
@@ -45,8 +50,9 @@ class VerletList {
             if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < reach2 && j != i) neighbours_.push_back(j);
           }
         }
-        std::sort(neighbours_.begin() + static_cast<std::ptrdiff_t>(first), neighbours_.end(),
-                  [id](std::uint32_t a, std::uint32_t b) { return id[a] < id[b]; });
+        if (order == Order::kId)
+          std::sort(neighbours_.begin() + static_cast<std::ptrdiff_t>(first), neighbours_.end(),
+                    [id](std::uint32_t a, std::uint32_t b) { return id[a] < id[b]; });
         row_.push_back(i);
         offset_.push_back(neighbours_.size());
       }

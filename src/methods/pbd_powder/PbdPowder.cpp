@@ -2,16 +2,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "bodies/BodySeeder.hpp"
 #include "core/Error.hpp"
+#include "core/Mpi.hpp"
 #include "core/ReproducibleSum.hpp"
 
 namespace nendo {
 namespace {
 
-enum Stage { kEmit, kNeighbours, kConstraints, kVelocities, kMigrate, kTransitions };
+enum Stage { kEmit, kNeighbours, kConstraints, kVelocities, kHalo, kTransitions };
 
 Real norm3(const Real* a) { return std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]); }
 
@@ -25,7 +27,7 @@ PbdPowder::PbdPowder(const Scene& scene)
       kernel_(scene.pbd_powder.support * scene.pbd_powder.spacing, scene.dimension),
       reference_(pbd::lattice_reference(kernel_, scene.pbd_powder.spacing, scene.dimension)),
       colliders_(scene.colliders, scene.dimension),
-      clock_({"emit", "neighbours", "constraints", "velocities", "migrate", "transitions"}) {
+      clock_({"emit", "neighbours", "constraints", "velocities", "halo", "transitions"}) {
   const Real spacing = settings_.spacing, h = kernel_.h();
   speed_threshold_ = settings_.speed_factor * std::sqrt(norm3(gravity_.data()) * h);  // §5.5
   params_.kernel = kernel_;
@@ -203,41 +205,100 @@ void PbdPowder::gather(Space& space) {
   state_.assign(own.int32("state"), own.int32("state") + n_own_);
 }
 
-// Rows for the owned particles in (cell key, id) order, each listing the particles within h of it
-// at `at` in (cell key, id) order: sums over them do not depend on how space is partitioned.
-void PbdPowder::find_neighbours(const std::vector<Real>& at) {
-  items_.resize(n_);
-  std::iota(items_.begin(), items_.end(), 0u);
-  cells_.build(at.data(), id_.data(), items_, kernel_.h());
-  // Positions in cell order, so that the candidates of a cell's 9 ranges are contiguous in memory.
-  sorted_.resize(3 * n_);
-  for (std::uint32_t k = 0; k < n_; ++k) std::copy_n(&at[3 * *cells_.item(k)], 3, &sorted_[3 * k]);
-  row_particle_.clear(), neighbours_.clear(), offset_.assign(1, 0);
-  const Real h2 = kernel_.h2();
-  CellList::Range around[9];
-  for (std::size_t cell = 0; cell < cells_.cells(); ++cell) {
-    if (std::none_of(cells_.begin(cell), cells_.end(cell), [&](std::uint32_t c) { return c < n_own_; }))
-      continue;
-    cells_.around_cell(cell, around);
-    for (const std::uint32_t* item = cells_.begin(cell); item != cells_.end(cell); ++item) {
-      const std::uint32_t i = *item;
-      if (i >= n_own_) continue;
-      const Real* xi = &at[3 * i];
-      for (const CellList::Range& r : around) {
-        const Real* xj = &sorted_[3 * r.begin];
-        for (std::uint32_t k = r.begin; k < r.end; ++k, xj += 3) {
-          const Real d[3] = {xi[0] - xj[0], xi[1] - xj[1], xi[2] - xj[2]};
-          if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < h2) neighbours_.push_back(*cells_.item(k));
-        }
-      }
-      // Itself is among the candidates: take it out (keeping the order).
-      const auto self =
-          std::find(neighbours_.begin() + static_cast<std::ptrdiff_t>(offset_.back()), neighbours_.end(), i);
-      if (self != neighbours_.end()) neighbours_.erase(self);
-      row_particle_.push_back(i);
-      offset_.push_back(neighbours_.size());
+// v += Δt_s g, clamped to 0.4 h/Δt_s (the cap that bounds a substep's motion), then p = x + Δt_s v:
+// owned and halo copies alike, from the same bits.
+void PbdPowder::predict(Real dt) {
+  const Real cap = 0.4 * kernel_.h() / dt;
+  p_.resize(3 * n_);
+  for (std::size_t c = 0; c < n_; ++c) {
+    Real* v = &v_[3 * c];
+    for (int a = 0; a < dimension_; ++a) v[a] += dt * gravity_[a];
+    const Real speed = norm3(v);
+    if (speed > cap)
+      for (int a = 0; a < 3; ++a) v[a] *= cap / speed;
+    for (int a = 0; a < 3; ++a) p_[3 * c + a] = x_[3 * c + a] + dt * v[a];
+  }
+}
+
+// The exact neighbour lists at `at` (the predicted positions, or dt = 0 and the positions), from
+// the Verlet lists, which are rebuilt first when stale: then the particles are migrated (unless the
+// layout just changed) and the combined view gathered (and predicted) again, so that a list build
+// always follows a layout. Collective.
+void PbdPowder::neighbours_at(Space& space, std::vector<Real>& at, Real dt) {
+  if (lists_stale(space, at)) {
+    if (space.layout_version() == verlet_layout_) {
+      space.migrate();
+      gather(space);
+      if (dt > 0) predict(dt);
+    }
+    build_lists(space, at);
+  }
+  find_neighbours(at);
+}
+
+// Whether some particle is farther than skin/2 from where the lists were built (or the layout
+// changed): then a pair within h might be missing. The same on every rank. Collective. The lists
+// are also rebuilt at each frame's first substep: their rows are in (cell key, id) order at the
+// build, so sums depend on when it was; a restart, which starts a frame, rebuilds there too.
+bool PbdPowder::lists_stale(const Space& space, const std::vector<Real>& at) const {
+  Real moved = 0;
+  if (new_frame_ || space.layout_version() != verlet_layout_ || built_at_.size() != 3 * n_own_) {
+    moved = std::numeric_limits<Real>::infinity();
+  } else {
+    for (std::size_t i = 0; i < n_own_; ++i) {
+      const Real d[3] = {at[3 * i] - built_at_[3 * i], at[3 * i + 1] - built_at_[3 * i + 1],
+                         at[3 * i + 2] - built_at_[3 * i + 2]};
+      moved = std::max(moved, d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
     }
   }
+  MPI_Allreduce(MPI_IN_PLACE, &moved, 1, mpi::datatype<Real>(), MPI_MAX, space.comm());
+  return moved > 0.25 * skin_ * skin_;
+}
+
+// Right after a layout the halo holds every copy whose x is within one block cell of an owned
+// particle's x. A pair within h + skin at `at`, each at most D from its x (D: the largest such
+// displacement anywhere), is within h + skin + 2D at x: the skin is what the cell leaves, capped at
+// kMaxSkin h (longer lists cost more to filter than the rebuilds they save).
+void PbdPowder::build_lists(Space& space, const std::vector<Real>& at) {
+  Real drift = 0;
+  for (std::size_t i = 0; i < n_own_; ++i) {
+    const Real d[3] = {at[3 * i] - x_[3 * i], at[3 * i + 1] - x_[3 * i + 1], at[3 * i + 2] - x_[3 * i + 2]};
+    drift = std::max(drift, norm3(d));
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &drift, 1, mpi::datatype<Real>(), MPI_MAX, space.comm());
+  const Real h = kernel_.h();
+  skin_ = std::clamp(space.geometry().dx - h - 2 * drift, Real(0), kMaxSkin * h);
+  std::vector<std::uint32_t> rows(n_own_), candidates(n_);
+  std::iota(rows.begin(), rows.end(), 0u);
+  std::iota(candidates.begin(), candidates.end(), 0u);
+  verlet_.build(at.data(), id_.data(), rows, candidates, h + skin_, VerletList::Order::kCell);
+  new_frame_ = false;
+  built_at_.assign(at.begin(), at.begin() + 3 * n_own_);
+  if (pairs_mode_) find_bonds(space.particles());
+  verlet_layout_ = space.layout_version();
+  ++list_builds_;
+}
+
+// The rows within h at `at`, in the Verlet lists' order: (cell key, id) at this frame's build.
+void PbdPowder::find_neighbours(const std::vector<Real>& at) {
+  const Real h2 = kernel_.h2();
+  const std::size_t rows = verlet_.rows();
+  row_particle_.resize(rows), offset_.resize(rows + 1), neighbours_.resize(verlet_.pairs());
+  std::size_t count = 0;
+  offset_[0] = 0;
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::uint32_t i = verlet_.row(r);
+    const Real* xi = &at[3 * i];
+    for (const std::uint32_t* k = verlet_.begin(r); k != verlet_.end(r); ++k) {
+      const Real* xj = &at[3 * *k];
+      const Real d[3] = {xi[0] - xj[0], xi[1] - xj[1], xi[2] - xj[2]};
+      neighbours_[count] = *k;
+      count += d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < h2;
+    }
+    row_particle_[r] = i;
+    offset_[r + 1] = count;
+  }
+  neighbours_.resize(count);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -246,20 +307,9 @@ void PbdPowder::find_neighbours(const std::vector<Real>& at) {
 void PbdPowder::substep(Space& space, Real t, Real dt) {
   clock_.time(kNeighbours, [&] {
     gather(space);
-    // v += Δt_s g, clamped to 0.4 h/Δt_s (so the halo and the neighbour lists stay valid), then
-    // p = x + Δt_s v: owned and halo copies alike, from the same bits.
-    const Real cap = 0.4 * kernel_.h() / dt;
-    p_.resize(3 * n_);
-    for (std::size_t c = 0; c < n_; ++c) {
-      Real* v = &v_[3 * c];
-      for (int a = 0; a < dimension_; ++a) v[a] += dt * gravity_[a];
-      const Real speed = norm3(v);
-      if (speed > cap)
-        for (int a = 0; a < 3; ++a) v[a] *= cap / speed;
-      for (int a = 0; a < 3; ++a) p_[3 * c + a] = x_[3 * c + a] + dt * v[a];
-    }
-    find_neighbours(p_);
-    if (pairs_mode_) find_bonds(space.particles());
+    predict(dt);
+    neighbours_at(space, p_, dt);
+    if (pairs_mode_) select_bonds();
   });
   clock_.time(kConstraints, [&] {
     project_constraints(space, t + dt, dt);
@@ -270,7 +320,9 @@ void PbdPowder::substep(Space& space, Real t, Real dt) {
     update_velocities(space, dt);
     if (settings_.xsph > 0 || settings_.vorticity > 0) viscosity_and_vorticity(space, dt);
   });
-  clock_.time(kMigrate, [&] { space.migrate(); });
+  // The layout is kept until the lists go stale (neighbours_at): the halo copies get the new
+  // positions and velocities along the kept pattern.
+  clock_.time(kHalo, [&] { space.halo().update(space.particles(), {"position", "velocity"}); });
 }
 
 // Lines 5-15: Jacobi rounds of λ (Eq. 4) and the rest constraint (Eqs. 5, 7), the corrections
@@ -282,7 +334,6 @@ void PbdPowder::project_constraints(Space& space, Real t, Real dt) {
   dp_.assign(3 * n_own_, 0.0);
   pushed_.assign(3 * n_own_, 0.0);
   const std::uint32_t* list = neighbours_.data();
-  pairs_.resize(neighbours_.size());
   for (int it = 0; it < settings_.iterations; ++it) {
     // λ_i, and the contact and bond counts that scale the pair corrections (kWeights per particle)
     for (std::size_t r = 0; r < rows; ++r) {
@@ -292,23 +343,20 @@ void PbdPowder::project_constraints(Space& space, Real t, Real dt) {
       int contacts = 0;
       Real* weights = &weights_[kWeights * i];
       weights[0] = pbd::density_constraint(params_, p_.data(), i, list + offset_[r], list + offset_[r + 1],
-                                           pairs_.data() + offset_[r], summed ? &rest : nullptr, &contacts)
+                                           summed ? &rest : nullptr, &contacts)
                        .lambda;
       weights[1] = contacts;
-      weights[2] = pairs_mode_ ? static_cast<Real>(bond_offset_[r + 1] - bond_offset_[r]) : 0;
+      weights[2] = pairs_mode_ ? static_cast<Real>(active_offset_[i + 1] - active_offset_[i]) : 0;
       Real* dp = &dp_[3 * i];
       for (int a = 0; a < 3; ++a) dp[a] = summed ? rest.scale * rest.gradient[a] : 0;  // Eq. (6)
     }
     halo.update_values(weights_.data(), kWeights, weights_.data() + kWeights * n_own_);
     for (std::size_t r = 0; r < rows; ++r) {
       const std::uint32_t i = row_particle_[r];
-      const std::uint32_t *begin = list + offset_[r], *end = list + offset_[r + 1];
-      const pbd::PairTerms* terms = pairs_.data() + offset_[r];
       Real* dp = &dp_[3 * i];
-      pbd::density_correction(params_, weights_.data(), i, begin, end, terms, dp, kWeights);
-      if (params_.contact_distance > 0 && weights_[kWeights * i + 1] > 0)
-        pbd::contact_correction(params_, p_.data(), i, begin, end, terms, weights_.data() + 1, kWeights, dp);
-      if (weights_[kWeights * i + 2] > 0) bond_correction(r, dp);
+      pbd::pair_corrections(params_, p_.data(), weights_.data(), kWeights, i, list + offset_[r],
+                            list + offset_[r + 1], dp);
+      if (weights_[kWeights * i + 2] > 0) bond_correction(i, dp);
     }
     for (std::size_t i = 0; i < n_own_; ++i) {
       for (int a = 0; a < 3; ++a) p_[3 * i + a] += dp_[3 * i + a];
@@ -377,6 +425,12 @@ void PbdPowder::measure_support(Real dt) {
 // bonded grains would only damp the lag of the constraints within a substep). Jacobi: every
 // correction from this substep's p, one halo exchange, then applied.
 void PbdPowder::particle_friction(Space& space, Real t, Real dt) {
+  // W_poly6 at this substep's p (the same on both sides of a pair, so momentum is conserved)
+  auto pair_weight = [&](std::uint32_t i, std::uint32_t j) {
+    const Real d[3] = {p_[3 * i] - p_[3 * j], p_[3 * i + 1] - p_[3 * j + 1], p_[3 * i + 2] - p_[3 * j + 2]};
+    const Real r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+    return r2 < kernel_.h2() ? kernel_.w(r2) : Real(0);
+  };
   friction_.assign(3 * n_, 0.0);  // q_i = correction / Σ_j w_ij, owned then halo
   for (std::size_t r = 0; r < row_particle_.size(); ++r) {
     const std::uint32_t i = row_particle_[r];
@@ -387,7 +441,7 @@ void PbdPowder::particle_friction(Space& space, Real t, Real dt) {
     if (push <= 0) continue;
     for (std::size_t k = offset_[r]; k < offset_[r + 1]; ++k) {
       const std::uint32_t j = neighbours_[k];
-      const Real w = pairs_[k].w;
+      const Real w = pair_weight(i, j);
       for (int a = 0; a < 3; ++a) relative[a] -= w * (p_[3 * j + a] - x_[3 * j + a]);
       weight += w;
     }
@@ -407,7 +461,7 @@ void PbdPowder::particle_friction(Space& space, Real t, Real dt) {
     const std::uint32_t i = row_particle_[r];
     Real weight = 0, reaction[3] = {0, 0, 0};
     for (std::size_t k = offset_[r]; k < offset_[r + 1]; ++k) {
-      const Real w = pairs_[k].w;
+      const Real w = pair_weight(i, neighbours_[k]);
       weight += w;
       for (int a = 0; a < 3; ++a) reaction[a] += w * friction_[3 * neighbours_[k] + a];
     }
@@ -534,7 +588,7 @@ pbd::Support PbdPowder::support_of(const Space& space, std::uint32_t i, const st
 
 void PbdPowder::transitions(Space& space, Real dt) {
   gather(space);
-  find_neighbours(x_);
+  neighbours_at(space, x_, 0);
   ParticleSet& ps = space.particles();
   std::int32_t* state = ps.int32("state");
   std::int32_t* changed = ps.int32("changed");
@@ -578,42 +632,62 @@ void PbdPowder::transitions(Space& space, Real dt) {
 // the distances they had when the bond formed; bonds are made and broken once per frame, after
 // the transitions, and projected in every iteration in the per-particle Jacobi form of Eq. (6).
 
-// The bonds of each row this substep (CSR, in slot order): where the partner is in the row's
-// neighbour list, and the bond's length; bonds whose partner is beyond h are left out.
+// The bonds of each owned particle as combined indices (CSR, in slot order), looked up in its
+// Verlet row once per build (bonds change only between frames, and every frame builds): partners
+// beyond the row's reach are left out — they cannot come within h before the next build.
 void PbdPowder::find_bonds(const ParticleSet& owned) {
-  const std::size_t rows = row_particle_.size();
-  bond_offset_.assign(1, 0), bond_slot_.clear(), bond_length_.clear();
+  bond_offset_.assign(n_own_ + 1, 0), bond_partner_.clear(), bond_length_.clear();
   const ParticleId* bond = owned.uint64("bond");
   const Real* length = owned.real("bond_length");
-  for (std::size_t r = 0; r < rows; ++r) {
-    const std::uint32_t i = row_particle_[r];
-    for (int b = 0; b < kMaxBonds && state_[i] == kRest; ++b) {
-      const ParticleId partner = bond[kMaxBonds * i + b];
-      if (partner == kNoBond) continue;
-      for (std::size_t k = offset_[r]; k < offset_[r + 1]; ++k)
-        if (id_[neighbours_[k]] == partner) {
-          bond_slot_.push_back(k), bond_length_.push_back(length[kMaxBonds * i + b]);
-          break;
-        }
+  std::vector<std::size_t> row_of(n_own_);
+  for (std::size_t r = 0; r < verlet_.rows(); ++r) row_of[verlet_.row(r)] = r;
+  std::vector<ParticleId> row_ids;  // the row's neighbour ids, contiguous for the searches
+  for (std::size_t i = 0; i < n_own_; ++i) {
+    if (state_[i] == kRest) {
+      const std::size_t r = row_of[i];
+      row_ids.clear();
+      for (const std::uint32_t* k = verlet_.begin(r); k != verlet_.end(r); ++k) row_ids.push_back(id_[*k]);
+      for (int b = 0; b < kMaxBonds; ++b) {
+        const ParticleId partner = bond[kMaxBonds * i + b];
+        if (partner == kNoBond) continue;
+        const auto at = std::find(row_ids.begin(), row_ids.end(), partner);
+        if (at != row_ids.end())
+          bond_partner_.push_back(verlet_.begin(r)[at - row_ids.begin()]),
+              bond_length_.push_back(length[kMaxBonds * i + b]);
+      }
     }
-    bond_offset_.push_back(bond_slot_.size());
+    bond_offset_[i + 1] = bond_partner_.size();
+  }
+}
+
+// This substep's bonds: those whose partner is within h at the predicted positions.
+void PbdPowder::select_bonds() {
+  active_offset_.assign(n_own_ + 1, 0), active_bond_.clear();
+  const Real h2 = kernel_.h2();
+  for (std::size_t i = 0; i < n_own_; ++i) {
+    for (std::size_t b = bond_offset_[i]; b < bond_offset_[i + 1]; ++b) {
+      const std::uint32_t j = bond_partner_[b];
+      const Real d[3] = {p_[3 * i] - p_[3 * j], p_[3 * i + 1] - p_[3 * j + 1], p_[3 * i + 2] - p_[3 * j + 2]};
+      if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < h2) active_bond_.push_back(b);
+    }
+    active_offset_[i + 1] = active_bond_.size();
   }
 }
 
 // Each bond moves i by half its error along n_ij (a lone bond is exact after one round), scaled by
 // 1/max(b_i, b_j), b the bond counts: symmetric, so bonds conserve momentum.
-void PbdPowder::bond_correction(std::size_t r, Real* dp) const {
-  const std::uint32_t i = row_particle_[r];
+void PbdPowder::bond_correction(std::uint32_t i, Real* dp) const {
   const Real* pi = &p_[3 * i];
-  for (std::size_t b = bond_offset_[r]; b < bond_offset_[r + 1]; ++b) {
-    const std::uint32_t j = neighbours_[bond_slot_[b]];
+  for (std::size_t a = active_offset_[i]; a < active_offset_[i + 1]; ++a) {
+    const std::size_t b = active_bond_[a];
+    const std::uint32_t j = bond_partner_[b];
     const Real* pj = &p_[3 * j];
     const Real d[3] = {pi[0] - pj[0], pi[1] - pj[1], pi[2] - pj[2]};
     const Real length = norm3(d);
     const Real count = std::max(weights_[kWeights * i + 2], weights_[kWeights * j + 2]);
     if (length < 1e-9 * kernel_.h() || count <= 0) continue;
     const Real f = -0.5 * (length - bond_length_[b]) / length / count;
-    for (int a = 0; a < 3; ++a) dp[a] += f * d[a];
+    for (int c = 0; c < 3; ++c) dp[c] += f * d[c];
   }
 }
 
@@ -671,6 +745,7 @@ void PbdPowder::advance(Space& space, Real t, Real dt) {
     if (measures_support()) std::fill_n(ps.real("support"), dimension_ * ps.size(), Real(0));
   });
   const Real substep_dt = dt / settings_.substeps;
+  new_frame_ = true;
   for (int s = 0; s < settings_.substeps; ++s) substep(space, t + s * substep_dt, substep_dt);
   clock_.time(kTransitions, [&] { transitions(space, dt); });
 }

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "colliders/Collider.hpp"
-#include "decomposition/CellList.hpp"
+#include "decomposition/VerletList.hpp"
 #include "methods/Method.hpp"
 #include "methods/pbd_powder/Emitter.hpp"
 #include "methods/pbd_powder/PowderConstraints.hpp"
@@ -41,6 +41,7 @@ class PbdPowder final : public Method {
   static constexpr Real kBondReach = 1.5;  // bonds form to resting neighbours this many Δx away
   static constexpr ParticleId kNoBond = ~ParticleId(0);
   static constexpr Real kSurfaceFraction = 0.7;  // rest_when: stopped: see support_of
+  static constexpr Real kMaxSkin = 0.3;          // of h: the Verlet lists' skin at most (build_lists)
 
   explicit PbdPowder(const Scene& scene);
   void register_fields(ParticleSet& particles) const override;
@@ -58,11 +59,16 @@ class PbdPowder final : public Method {
   const PowderCensus& census() const { return census_; }
   Real speed_threshold() const { return speed_threshold_; }  // τ_v
   const std::vector<pbd::Emitter>& emitters() const { return emitters_; }
+  std::uint64_t list_builds() const { return list_builds_; }  // Verlet list builds so far
 
  private:
   void emit(Space& space, Real t, Real dt);
   bool emission_blocked(const Space& space, const pbd::Emitter& emitter) const;  // §10 B12
   void gather(Space& space);
+  void predict(Real dt);
+  void neighbours_at(Space& space, std::vector<Real>& at, Real dt);
+  bool lists_stale(const Space& space, const std::vector<Real>& at) const;
+  void build_lists(Space& space, const std::vector<Real>& at);
   void find_neighbours(const std::vector<Real>& at);
   void substep(Space& space, Real t, Real dt);
   void project_constraints(Space& space, Real t, Real dt);
@@ -75,9 +81,10 @@ class PbdPowder final : public Method {
   pbd::Support support_of(const Space& space, std::uint32_t i, const std::uint32_t* begin,
                           const std::uint32_t* end, Real dt) const;
   void transitions(Space& space, Real dt);
-  void find_bonds(const ParticleSet& owned);            // bond_slot_ for this substep
-  void bond_correction(std::size_t r, Real* dp) const;  // §10 B5
-  void update_bonds(Space& space);                      // after the transitions
+  void find_bonds(const ParticleSet& owned);              // at a Verlet build
+  void select_bonds();                                    // this substep's
+  void bond_correction(std::uint32_t i, Real* dp) const;  // §10 B5
+  void update_bonds(Space& space);                        // after the transitions
 
   PbdPowderSettings settings_;
   int dimension_;
@@ -102,22 +109,27 @@ class PbdPowder final : public Method {
   std::vector<Real> x_, v_, p_, weights_;
   std::vector<ParticleId> id_;
   std::vector<std::int32_t> state_;  // owned
-  std::vector<std::uint32_t> items_;
-  CellList cells_;
-  // Neighbour lists of the owned particles, rows in (cell key, id) order: row r is owned particle
-  // row_particle_[r]; its neighbours (combined indices, self excluded) are
-  // neighbours_[offset_[r] .. offset_[r + 1]).
+  // Verlet lists of the owned particles (reach h + skin_ at built_at_, kept across substeps and
+  // frames while the layout they index is kept, see neighbours_at) and, per substep, the exact
+  // lists filtered from them: row r is owned particle row_particle_[r]; its neighbours within h
+  // (combined indices, self excluded) are neighbours_[offset_[r] .. offset_[r + 1]).
+  VerletList verlet_;
+  std::uint64_t verlet_layout_ = ~std::uint64_t(0);  // Space::layout_version() the lists index
+  Real skin_ = 0;
+  bool new_frame_ = true;
+  std::vector<Real> built_at_;  // owned positions the Verlet lists were built at
+  std::uint64_t list_builds_ = 0;
   std::vector<std::uint32_t> row_particle_, neighbours_;
   std::vector<std::size_t> offset_;
-  std::vector<Real> sorted_;            // positions in cell order (the neighbour search)
-  std::vector<pbd::PairTerms> pairs_;   // per neighbour, from the λ pass
   std::vector<Real> dp_, dv_, omega_;   // owned, owned, combined
   std::vector<Real> support_, pushed_;  // owned: this substep's support push, the collisions' part of it
   std::vector<Real> friction_;          // combined: friction correction / Σ_j w_ij
   bool pairs_mode_ = false;
-  // The bonds of row r this substep: bond_slot_[bond_offset_[r] .. bond_offset_[r + 1]) index
-  // neighbours_; bond_length_ alongside.
-  std::vector<std::size_t> bond_offset_, bond_slot_;
+  // The bonds of owned particle i (from its Verlet row): partners (combined indices)
+  // bond_partner_[bond_offset_[i] .. bond_offset_[i + 1]), bond_length_ alongside; those within h
+  // this substep: bond_partner_[active_bond_[active_offset_[i] .. active_offset_[i + 1])].
+  std::vector<std::size_t> bond_offset_, active_offset_, active_bond_;
+  std::vector<std::uint32_t> bond_partner_;
   std::vector<Real> bond_length_;
 };
 

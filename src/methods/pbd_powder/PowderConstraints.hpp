@@ -36,23 +36,13 @@ struct RestConstraint {
   Real gradient[3] = {0, 0, 0};  // ∇_{p_i} R_i = Σ_j n_ij
 };
 
-// Per neighbour of i, what the correction of Eq. (3) needs from the pass that computed λ_i (the
-// positions do not change in between): ∇W_spiky(p_i − p_j) and W_poly6 (for s_corr); zero for
-// pairs beyond h.
-struct PairTerms {
-  Real gradient[3];
-  Real w;
-  Real r;  // |p_i − p_j|
-};
-
-// F_i, λ_i and, when `rest` is given, R_i and s_i (Eqs. 5, 7) in one pass over the neighbours;
-// `pairs` (one per neighbour, may be null) receives the pair terms. Pairs closer than 1e-9 h have
+// F_i, λ_i and, when `rest` is given, R_i and s_i (Eqs. 5, 7) in one pass over the neighbours.
+// Pairs closer than 1e-9 h have
 // no direction and are left out of R_i. `contacts` (may be null) receives the number of
 // neighbours closer than c.contact_distance.
 inline DensityConstraint density_constraint(const ConstraintParams& c, const Real* p, std::uint32_t i,
                                             const std::uint32_t* begin, const std::uint32_t* end,
-                                            PairTerms* pairs = nullptr, RestConstraint* rest = nullptr,
-                                            int* contacts = nullptr) {
+                                            RestConstraint* rest = nullptr, int* contacts = nullptr) {
   const PowderKernel& kernel = c.kernel;
   const Real* pi = p + 3 * i;
   const Real shortest2 = 1e-18 * kernel.h2();
@@ -64,15 +54,11 @@ inline DensityConstraint density_constraint(const ConstraintParams& c, const Rea
     const Real* pj = p + 3 * *k;
     const Real d[3] = {pi[0] - pj[0], pi[1] - pj[1], pi[2] - pj[2]};
     const Real r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-    if (r2 >= kernel.h2()) {
-      if (pairs) pairs[k - begin] = {{0, 0, 0}, 0, std::sqrt(r2)};
-      continue;
-    }
+    if (r2 >= kernel.h2()) continue;
     const Real r = std::sqrt(r2), w = kernel.w(r2), f = kernel.gradient_factor(r);
     rho += w;
     for (int a = 0; a < 3; ++a) g[a] += f * d[a];
     g2 += f * f * r2;
-    if (pairs) pairs[k - begin] = {{f * d[0], f * d[1], f * d[2]}, w, r};
     if (rest && r2 > shortest2) {
       R += r - c.rest_distance;
       for (int a = 0; a < 3; ++a) G[a] += d[a] / r;
@@ -101,53 +87,52 @@ inline DensityConstraint density_constraint(const ConstraintParams& c, const Rea
 inline RestConstraint rest_constraint(const ConstraintParams& c, const Real* p, std::uint32_t i,
                                       const std::uint32_t* begin, const std::uint32_t* end) {
   RestConstraint rest;
-  density_constraint(c, p, i, begin, end, nullptr, &rest);
+  density_constraint(c, p, i, begin, end, &rest);
   return rest;
 }
 
-// Eq. (3), with the optional s_corr: Δp_i = (1/ρ_0) Σ_j (λ_i + λ_j + s_corr) ∇W(p_i − p_j), added to
-// dp, from the pair terms of the λ pass; λ_j is lambda[stride j].
-inline void density_correction(const ConstraintParams& c, const Real* lambda, std::uint32_t i,
-                               const std::uint32_t* begin, const std::uint32_t* end, const PairTerms* pairs,
-                               Real* dp, int stride = 1) {
-  Real sum[3] = {0, 0, 0};
-  const Real li = lambda[stride * i];
-  for (const std::uint32_t* k = begin; k != end; ++k, ++pairs) {
-    Real scale = li + lambda[stride * *k];
+// The corrections of one Jacobi round for particle i in one pass, the pair terms recomputed from
+// p (the positions of the λ pass) rather than stored: Eq. (3) with the optional s_corr, and, when
+// c.contact_distance > 0 and i has contacts, the contact extension. weights[stride k] is λ_k,
+// weights[stride k + 1] the contact count of k. Scalar on purpose: 8-lane vector versions of this
+// and of the λ pass (gathers, or loads into lane arrays) were 28 % slower on this machine
+// (Sapphire Rapids under a VM: the gathers dominate).
+inline void pair_corrections(const ConstraintParams& c, const Real* p, const Real* weights, int stride,
+                             std::uint32_t i, const std::uint32_t* begin, const std::uint32_t* end,
+                             Real* dp) {
+  const PowderKernel& kernel = c.kernel;
+  const Real* pi = p + 3 * i;
+  const Real li = weights[stride * i], contacts_i = c.contact_distance > 0 ? weights[stride * i + 1] : 0;
+  const bool contacts = contacts_i > 0;
+  const Real h2 = kernel.h2(), shortest = 1e-9 * kernel.h();
+  Real sum[3] = {0, 0, 0}, push[3] = {0, 0, 0};
+  for (const std::uint32_t* k = begin; k != end; ++k) {
+    const Real* pj = p + 3 * *k;
+    const Real d[3] = {pi[0] - pj[0], pi[1] - pj[1], pi[2] - pj[2]};
+    const Real r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+    if (r2 >= h2) continue;
+    const Real r = std::sqrt(r2), f = kernel.gradient_factor(r);
+    Real scale = li + weights[stride * *k];
     if (c.scorr_k > 0) {
-      const Real q = pairs->w * c.scorr_inverse_w, q2 = q * q;
+      const Real q = kernel.w(r2) * c.scorr_inverse_w, q2 = q * q;
       scale -= c.scorr_k * q2 * q2;
     }
-    for (int a = 0; a < 3; ++a) sum[a] += scale * pairs->gradient[a];
+    for (int a = 0; a < 3; ++a) sum[a] += scale * (f * d[a]);
+    if (contacts && r < c.contact_distance && r > shortest) {
+      const Real g = 0.5 * (c.contact_distance - r) / r / std::max(contacts_i, weights[stride * *k + 1]);
+      for (int a = 0; a < 3; ++a) push[a] += g * d[a];
+    }
   }
   const Real inverse = 1 / c.rest_density;
-  for (int a = 0; a < 3; ++a) dp[a] += sum[a] * inverse;
+  for (int a = 0; a < 3; ++a) dp[a] += sum[a] * inverse + push[a];
 }
-
-// The contact extension: a neighbour closer than D = c.contact_distance pushes i away by half the
-// overlap (a lone pair is exactly at D after one Jacobi round), scaled by 1/max(n_i, n_j), n the
-// particles' contact counts (counts[stride k]): a symmetric version of the constraint averaging
-// of Macklin et al. 2014 §4.2, so that many contacts cannot overshoot and pairs conserve momentum.
-inline void contact_correction(const ConstraintParams& c, const Real* p, std::uint32_t i,
-                               const std::uint32_t* begin, const std::uint32_t* end, const PairTerms* pairs,
-                               const Real* counts, int stride, Real* dp) {
-  const Real* pi = p + 3 * i;
-  const Real shortest = 1e-9 * c.kernel.h();
-  for (const std::uint32_t* k = begin; k != end; ++k, ++pairs) {
-    if (pairs->r >= c.contact_distance || pairs->r <= shortest) continue;
-    const Real* pj = p + 3 * *k;
-    const Real f =
-        0.5 * (c.contact_distance - pairs->r) / pairs->r / std::max(counts[stride * i], counts[stride * *k]);
-    for (int a = 0; a < 3; ++a) dp[a] += f * (pi[a] - pj[a]);
-  }
-}
-
-// The same from positions (tests, and anywhere the pair terms are not at hand).
+// Eq. (3) alone, with the optional s_corr: Δp_i = (1/ρ_0) Σ_j (λ_i + λ_j + s_corr) ∇W(p_i − p_j),
+// added to dp; λ_j is lambda[j].
 inline void density_correction(const ConstraintParams& c, const Real* p, const Real* lambda, std::uint32_t i,
                                const std::uint32_t* begin, const std::uint32_t* end, Real* dp) {
-  std::vector<PairTerms> pairs(static_cast<std::size_t>(end - begin));
-  density_constraint(c, p, i, begin, end, pairs.data());
-  density_correction(c, lambda, i, begin, end, pairs.data(), dp);
+  ConstraintParams no_contacts = c;
+  no_contacts.contact_distance = 0;
+  pair_corrections(no_contacts, p, lambda, 1, i, begin, end, dp);
 }
 
 }  // namespace nendo::pbd
