@@ -444,8 +444,7 @@ void SlaveSph::block_preconditioner(Real beta_dt2) {
     for (std::size_t k = row_offset_[r]; k < row_offset_[r + 1]; ++k) {
       const std::uint32_t s = pair_slave_[k];
       if (s >= n_own_) continue;
-      Real g[3];
-      weight_gradient(r, k, g);
+      const Real* g = &pair_g_[3 * k];  // ĝ_sm
       const Real gg[6] = {g[0] * g[0], g[1] * g[1], g[2] * g[2], g[0] * g[1], g[0] * g[2], g[1] * g[2]};
       Real* b = &hs_[6 * s];
       for (int p = 0; p < 6; ++p)
@@ -618,8 +617,7 @@ void SlaveSph::solve_slave_velocities(Space& space, Real t, Real dt) {
     for (std::size_t k = row_offset_[r]; k < row_offset_[r + 1]; ++k) {
       const std::uint32_t s = pair_slave_[k];
       if (s >= n_own_) continue;
-      Real g[3];
-      weight_gradient(r, k, g);
+      const Real* g = &pair_g_[3 * k];  // ĝ_sm
       Real* f = &hs_[3 * s];
       for (int a = 0; a < 3; ++a) f[a] -= tau[3 * a] * g[0] + tau[3 * a + 1] * g[1] + tau[3 * a + 2] * g[2];
     }
@@ -780,8 +778,7 @@ void SlaveSph::update_masters(Space& space, Real t, Real dt) {
     Mat<3> grad = Mat<3>::Zero();
     for (std::size_t k = first; k < last; ++k) {
       const Real* vs = &vs_[3 * pair_slave_[k]];
-      Real g[3];
-      weight_gradient(r, k, g);
+      const Real* g = &pair_g_[3 * k];  // ĝ_sm
       for (int a = 0; a < 3; ++a)
         for (int b = 0; b < 3; ++b) grad(a, b) += (vs[a] - ref[a]) * g[b];
     }

@@ -93,10 +93,6 @@ class SlaveSph final : public Method {
   void remove_dead(Space& space);
   void probe_transfers(Space& space, Real dt);
   void hessian_product(Space& space, Real beta_dt2, const Real* u, Real* y);  // (15R) with (S7)
-  // ĝ_sm of pair k (Eq. 11R).
-  void weight_gradient(std::size_t /*r*/, std::size_t k, Real* g) const {
-    for (int a = 0; a < 3; ++a) g[a] = pair_g_[3 * k + a];
-  }
   bool owned_row(std::size_t r) const { return row_master_[r] < n_own_; }
   // Initialisation, spec §4.2.
   void build_adjacency(Space& space);       // I3
