@@ -80,6 +80,14 @@ ShellKsp::ShellKsp(MPI_Comm comm, const char* default_type, const char* default_
   petsc_call(KSPConvergedDefaultSetUIRNorm(ksp_), "KSPConvergedDefaultSetUIRNorm");
   petsc_call(KSPSetNormType(ksp_, KSP_NORM_UNPRECONDITIONED), "KSPSetNormType");  // tolerances in b's units
   petsc_call(KSPSetFromOptions(ksp_), "KSPSetFromOptions");
+  PetscBool shell = PETSC_FALSE;  // the default or -pc_type shell: the method's preconditioner
+  petsc_call(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(pc), PCSHELL, &shell),
+             "PetscObjectTypeCompare");
+  if (shell) {
+    petsc_call(PCShellSetContext(pc, this), "PCShellSetContext");
+    petsc_call(PCShellSetApply(pc, &ShellKsp::apply_preconditioner), "PCShellSetApply");
+    petsc_call(PCShellSetName(pc, "method"), "PCShellSetName");
+  }
 }
 
 ShellKsp::~ShellKsp() {
@@ -136,11 +144,27 @@ PetscErrorCode ShellKsp::diagonal(::Mat A, ::Vec d) {
   return 0;
 }
 
+PetscErrorCode ShellKsp::apply_preconditioner(PC pc, ::Vec r, ::Vec z) {
+  ShellKsp* self = nullptr;
+  PetscCall(PCShellGetContext(pc, &self));
+  if (!self->preconditioner_) return VecCopy(r, z);
+  const PetscScalar* in = nullptr;
+  PetscScalar* out = nullptr;
+  PetscCall(VecGetArrayRead(r, &in));
+  PetscCall(VecGetArray(z, &out));
+  (*self->preconditioner_)(in, out);
+  PetscCall(VecRestoreArray(z, &out));
+  PetscCall(VecRestoreArrayRead(r, &in));
+  return 0;
+}
+
 KspOutcome ShellKsp::solve(std::size_t n, const Product& product, const Real* diagonal, const Real* b,
-                           Real* x, Real rtol, Real atol, int max_iterations) {
+                           Real* x, Real rtol, Real atol, int max_iterations,
+                           const Preconditioner* preconditioner) {
   resize(n);
   product_ = &product;
   diagonal_ = diagonal;
+  preconditioner_ = preconditioner;
   PetscScalar* at = nullptr;
   petsc_call(VecGetArray(b_, &at), "VecGetArray");
   std::copy_n(b, n, at);

@@ -49,7 +49,8 @@ def run(args, name, edge, material, steps, lift, ranks):
     first = re.search(r"slave_sph 3D, (\d+) particles", done.stdout)
     last = re.search(r"(\d+) steps to t = \S+ in (\S+) s", done.stdout)
     particles, wall = int(first.group(1)), float(last.group(2))
-    rss = sum(int(line.split()[1]) for line in done.stdout.splitlines() if line.startswith("peak_rss_kib"))
+    # Each rank prints its own line; mpirun may join two of them, so match the pattern, not lines.
+    rss = sum(int(kib) for kib in re.findall(r"peak_rss_kib (\d+)", done.stdout))
     with open(os.path.join(out, "solver.csv")) as f:
         ksp = [int(row["ksp_iterations"]) for row in csv.DictReader(f)]
     stages = re.search(r"time per stage \(max over ranks\): (.*)", done.stdout).group(1)

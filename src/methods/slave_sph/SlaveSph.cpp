@@ -28,7 +28,8 @@ SlaveSph::SlaveSph(const Scene& scene)
       gravity_(scene.gravity),
       d_(scene.grid.dx / scene.bodies.front().particles_per_cell),
       kernel_(d_),  // h = d (spec §3.14)
-      max_move_(0.5 * (scene.grid.block * scene.grid.dx - kernel_.support())),
+      skin_(0.3 * kernel_.h()),
+      max_move_(0.5 * (scene.grid.block * scene.grid.dx - kernel_.support() - skin_)),
       colliders_(scene.colliders, 3),
       clock_({"neighbours", "transfer", "stress", "solve", "masters", "slaves", "topology"}) {
   Real lightest = std::numeric_limits<Real>::infinity();
@@ -56,6 +57,8 @@ void SlaveSph::register_fields(ParticleSet& particles) const {
   }
   // Ids of the masters adjacent at the start (§3.11), kNone in free slots.
   particles.add_field("adjacent", FieldType::UInt64, kMaxAdjacent);
+  // Per slave: u − v* of its last solve (15R), the next solve's initial guess less v*.
+  particles.add_field("solve_correction", FieldType::Real, 3);
 }
 
 StateRecord SlaveSph::save_state() const {
@@ -106,6 +109,30 @@ void SlaveSph::gather_local(Space& space) {
   copy(halo, n_own_);
 }
 
+// The start of a step: a new layout (migration, restart, load balance) gathers everything; a kept
+// one refreshes the halo copies' fields that change in a step and copies those.
+void SlaveSph::refresh_local(Space& space) {
+  if (space.layout_version() != layout_) {
+    space.halo();
+    gather_local(space);
+    layout_ = space.layout_version();
+    return;
+  }
+  std::vector<std::string> fields = {"position", "velocity", "F"};
+  if (plastic_) fields.push_back("Jp");
+  space.halo().update(space.particles(), fields);
+  alive_.assign(n_, 1);
+  auto copy = [&](const ParticleSet& ps, std::size_t at) {
+    const std::size_t n = ps.size();
+    std::copy_n(ps.positions(), 3 * n, x_.begin() + 3 * at);
+    std::copy_n(ps.real("velocity"), 3 * n, v_.begin() + 3 * at);
+    std::copy_n(ps.real("F"), 9 * n, F_.begin() + 9 * at);
+    if (plastic_) std::copy_n(ps.real("Jp"), n, Jp_.begin() + at);
+  };
+  copy(space.particles(), 0);
+  copy(space.halo().particles(), n_own_);
+}
+
 // ---------------------------------------------------------------------------------------------
 // §3.12: of two slaves closer than delete_distance·h the younger (higher id) goes, greedily in id
 // order. Decided for owned slaves from the owned and halo slaves, then sent to the halo copies.
@@ -150,118 +177,110 @@ void SlaveSph::delete_crowded_slaves(Space& space) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// S0: neighbour lists of the owned masters (slaves within 2h) and of the owned slaves (masters
-// within 2h), with W and g = V_s ∇W_sm (Eq. 3''). With `slaves: false` the masters are their own
-// slaves (spec §4.4).
+// S0: the masters' candidate slaves within 2h + skin, at a new layout only. With `slaves: false`
+// the masters are their own slaves (spec §4.4).
 
+void SlaveSph::build_candidates() {
+  const bool own_slaves = settings_.slaves;
+  std::vector<std::uint32_t> masters, slaves;
+  for (std::uint32_t c = 0; c < n_; ++c) {
+    if (kind_[c] == kMaster) masters.push_back(c);
+    if (own_slaves ? kind_[c] == kSlave : kind_[c] == kMaster) slaves.push_back(c);
+  }
+  candidates_.build(x_.data(), id_.data(), masters, slaves, kernel_.support() + skin_);
+  candidate_rows_.resize(candidates_.rows());
+  for (std::uint32_t r = 0; r < candidate_rows_.size(); ++r) candidate_rows_[r] = r;
+  std::sort(candidate_rows_.begin(), candidate_rows_.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return id_[candidates_.row(a)] < id_[candidates_.row(b)];
+  });
+  ++rebuilds_;
+}
+
+// S0: the step's pairs within 2h from the candidates, with W and g = V_s ∇W_sm (Eq. 3''). A halo
+// master keeps its owned slaves only (the sums of its own are its owner's).
 void SlaveSph::find_neighbours() {
   const bool own_slaves = settings_.slaves;
-  std::vector<std::uint32_t>& master_items = scratch_items_[0];
-  std::vector<std::uint32_t>& slave_items = scratch_items_[1];
-  master_items.clear(), slave_items.clear(), slaves_.clear(), masters_.clear();
-  for (std::uint32_t c = 0; c < n_; ++c) {
-    if (!alive_[c]) continue;
-    if (kind_[c] == kMaster) master_items.push_back(c);
-    if (own_slaves ? kind_[c] == kSlave : kind_[c] == kMaster) {
-      slave_items.push_back(c);
-      if (c < n_own_) slaves_.push_back(c);
-    }
-  }
-  cells_.build(x_.data(), id_.data(), master_items, kernel_.support());
-  CellList& slave_cells = own_slaves ? slave_cells_ : cells_;
-  if (own_slaves) slave_cells.build(x_.data(), id_.data(), slave_items, kernel_.support());
-  // Owned slave c is row slave_row_[c] of the slave-side lists.
-  slave_row_.assign(n_, kNoRow);
-  for (std::size_t i = 0; i < slaves_.size(); ++i) slave_row_[slaves_[i]] = static_cast<std::uint32_t>(i);
-
-  // Every master (owned or halo) against the slaves around it, masters in (cell key, id) order:
-  // an owned master's pairs form its list; the pairs of owned slaves, gathered by slave, form
-  // theirs, each in (cell key, id) order of the masters.
-  ms_offset_.assign(1, 0), ms_slave_.clear(), ms_w_.clear(), ms_g_.clear();
-  pairs_.clear();
+  slaves_.clear();
+  for (std::uint32_t c = 0; c < n_own_; ++c)
+    if (alive_[c] && (own_slaves ? kind_[c] == kSlave : kind_[c] == kMaster)) slaves_.push_back(c);
+  row_master_.clear(), row_offset_.assign(1, 0), pair_slave_.clear(), pair_w_.clear(), pair_g_.clear();
   const Real r2max = kernel_.support_squared();
-  CellList::Range around[9];
-  for (std::size_t cell = 0; cell < cells_.cells(); ++cell) {
-    slave_cells.around_point(&x_[3 * *cells_.begin(cell)], around);
-    for (const std::uint32_t* p = cells_.begin(cell); p != cells_.end(cell); ++p) {
-      const std::uint32_t m = *p;
-      const Real* xm = &x_[3 * m];
-      const bool owned = m < n_own_;
-      for (const CellList::Range& r : around)
-        for (std::uint32_t k = r.begin; k < r.end; ++k) {
-          const std::uint32_t s = *slave_cells.item(k);
-          if (!owned && slave_row_[s] == kNoRow) continue;
-          const Real* xs = &x_[3 * s];
-          const Real dx = xs[0] - xm[0], dy = xs[1] - xm[1], dz = xs[2] - xm[2];
-          const Real r2 = dx * dx + dy * dy + dz * dz;
-          if (r2 >= r2max) continue;
-          const Real w = kernel_.w(r2), g = slave_volume(s) * kernel_.gradient_factor(r2);
-          if (owned) {
-            ms_slave_.push_back(s), ms_w_.push_back(w);
-            ms_g_.insert(ms_g_.end(), {g * dx, g * dy, g * dz});
-          }
-          if (slave_row_[s] != kNoRow) pairs_.push_back({slave_row_[s], m, w, {g * dx, g * dy, g * dz}});
-        }
-      if (owned) masters_.push_back(m), ms_offset_.push_back(ms_slave_.size());
+  auto add = [&](std::uint32_t s, Real r2, Real dx, Real dy, Real dz) {
+    const Real g = slave_volume(s) * kernel_.gradient_factor(r2);
+    pair_slave_.push_back(s), pair_w_.push_back(static_cast<float>(kernel_.w(r2)));
+    pair_g_.insert(pair_g_.end(), {g * dx, g * dy, g * dz});
+  };
+  for (const std::uint32_t r : candidate_rows_) {
+    const std::uint32_t m = candidates_.row(r);
+    const bool owned = m < n_own_;
+    const Real* xm = &x_[3 * m];
+    bool self = own_slaves || !owned;  // without slaves an owned master is also its own slave
+    for (const std::uint32_t* p = candidates_.begin(r); p != candidates_.end(r); ++p) {
+      const std::uint32_t s = *p;
+      if ((!owned && s >= n_own_) || !alive_[s]) continue;
+      if (!self && id_[s] > id_[m]) add(m, 0, 0, 0, 0), self = true;
+      const Real* xs = &x_[3 * s];
+      const Real dx = xs[0] - xm[0], dy = xs[1] - xm[1], dz = xs[2] - xm[2];
+      const Real r2 = dx * dx + dy * dy + dz * dz;
+      if (r2 < r2max) add(s, r2, dx, dy, dz);
     }
-  }
-  // Transpose into the slave-side lists (a stable counting sort keeps the masters' order).
-  sm_offset_.assign(slaves_.size() + 1, 0);
-  for (const Pair& q : pairs_) ++sm_offset_[q.row + 1];
-  for (std::size_t i = 0; i < slaves_.size(); ++i) sm_offset_[i + 1] += sm_offset_[i];
-  sm_master_.resize(pairs_.size()), sm_w_.resize(pairs_.size()), sm_g_.resize(3 * pairs_.size());
-  std::vector<std::size_t>& next = scratch_next_;
-  next.assign(sm_offset_.begin(), sm_offset_.end() - 1);
-  for (const Pair& q : pairs_) {
-    const std::size_t k = next[q.row]++;
-    sm_master_[k] = q.master, sm_w_[k] = q.w;
-    sm_g_[3 * k] = q.g[0], sm_g_[3 * k + 1] = q.g[1], sm_g_[3 * k + 2] = q.g[2];
+    if (!self) add(m, 0, 0, 0, 0);
+    if (owned || pair_slave_.size() > row_offset_.back()) {
+      row_master_.push_back(m);
+      row_offset_.push_back(static_cast<std::uint32_t>(pair_slave_.size()));
+    }
   }
 }
 
 // S0: each owned master's Σ_s W_sm and G_m = Σ_s g_sm, sent to its halo copies; then the zero-sum
-// weights g̃_sm = g_sm − W_sm G_m / Σ_s W_sm (Eq. 11R) on both sides of every pair.
+// weights g̃_sm = g_sm − W_sm G_m / Σ_s W_sm (Eq. 11R) in place, in every row.
 void SlaveSph::exchange_master_sums(Space& space) {
   sums_.assign(4 * n_, 0.0);
-  for (std::size_t j = 0; j < masters_.size(); ++j) {
-    Real* s = &sums_[4 * masters_[j]];
-    for (std::size_t k = ms_offset_[j]; k < ms_offset_[j + 1]; ++k) {
-      s[0] += ms_w_[k];
-      for (int a = 0; a < 3; ++a) s[1 + a] += ms_g_[3 * k + a];
+  for (std::size_t r = 0; r < row_master_.size(); ++r) {
+    if (!owned_row(r)) continue;
+    Real* s = &sums_[4 * row_master_[r]];
+    for (std::size_t k = row_offset_[r]; k < row_offset_[r + 1]; ++k) {
+      s[0] += pair_w_[k];
+      for (int a = 0; a < 3; ++a) s[1 + a] += pair_g_[3 * k + a];
     }
   }
   if (settings_.gradient != "zero_sum") return;
   space.halo().update_values(sums_.data(), 4, sums_.data() + 4 * n_own_);
-  auto correct = [&](std::uint32_t m, Real w, Real* g) {
-    const Real* s = &sums_[4 * m];
-    if (s[0] <= 0) return;
-    const Real f = w / s[0];
-    for (int a = 0; a < 3; ++a) g[a] -= f * s[1 + a];
-  };
-  for (std::size_t j = 0; j < masters_.size(); ++j)
-    for (std::size_t k = ms_offset_[j]; k < ms_offset_[j + 1]; ++k)
-      correct(masters_[j], ms_w_[k], &ms_g_[3 * k]);
-  for (std::size_t i = 0; i < slaves_.size(); ++i)
-    for (std::size_t k = sm_offset_[i]; k < sm_offset_[i + 1]; ++k)
-      correct(sm_master_[k], sm_w_[k], &sm_g_[3 * k]);
+  for (std::size_t r = 0; r < row_master_.size(); ++r) {
+    const Real* s = &sums_[4 * row_master_[r]];
+    if (s[0] <= 0) continue;
+    const Real shift[3] = {s[1] / s[0], s[2] / s[0], s[3] / s[0]};
+    for (std::size_t k = row_offset_[r]; k < row_offset_[r + 1]; ++k)
+      for (int a = 0; a < 3; ++a) pair_g_[3 * k + a] -= pair_w_[k] * shift[a];
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
 // S0b: gravity on every master (owned and halo copies alike, the same bits), v^n_m. S1: slave mass
 // m_s = V_s Σ m_m W_sm (1R) and velocity v_s = V_s Σ m_m v_m W_sm / m_s (2R).
 
-// The mass-weighted mean of the masters' velocities vm_ at owned slave i, Σ m_m v_m W / Σ m_m W,
-// into v; returns Σ m_m W_sm (m_s / V_s).
-Real SlaveSph::interpolate_masters(std::size_t i, Real* v) const {
-  Real m = 0, p[3] = {0, 0, 0};
-  for (std::size_t k = sm_offset_[i]; k < sm_offset_[i + 1]; ++k) {
-    const std::uint32_t j = sm_master_[k];
-    const Real mw = mass_[j] * sm_w_[k];
-    m += mw;
-    for (int a = 0; a < 3; ++a) p[a] += mw * vm_[3 * j + a];
+// Σ_m m_m W_sm into slave_mass_ and Σ_m m_m W_sm v_m into hs_ for every owned slave (combined
+// indices), v per combined master; summed over the rows, so in master id order.
+void SlaveSph::splat_masses(const std::vector<Real>& v) {
+  slave_mass_.assign(n_, 0.0), hs_.assign(3 * n_, 0.0);
+  for (std::size_t r = 0; r < row_master_.size(); ++r) {
+    const std::uint32_t m = row_master_[r];
+    const Real mass = mass_[m];
+    const Real* vm = &v[3 * m];
+    for (std::size_t k = row_offset_[r]; k < row_offset_[r + 1]; ++k) {
+      const std::uint32_t s = pair_slave_[k];
+      if (s >= n_own_) continue;
+      const Real mw = mass * pair_w_[k];
+      slave_mass_[s] += mw;
+      for (int a = 0; a < 3; ++a) hs_[3 * s + a] += mw * vm[a];
+    }
   }
-  for (int a = 0; a < 3; ++a) v[a] = m > 0 ? p[a] / m : 0.0;
-  return m;
+}
+
+// The mass-weighted mean of the splatted velocities at owned slave c, Σ m_m v_m W / Σ m_m W.
+void SlaveSph::interpolated(std::size_t c, Real* v) const {
+  const Real m = slave_mass_[c];
+  for (int a = 0; a < 3; ++a) v[a] = m > 0 ? hs_[3 * c + a] / m : 0.0;
 }
 
 void SlaveSph::splat_to_slaves(const Vec3& gravity_dv) {
@@ -270,19 +289,22 @@ void SlaveSph::splat_to_slaves(const Vec3& gravity_dv) {
     for (int a = 0; a < 3; ++a) vm_[3 * c + a] = kind_[c] == kMaster ? v_[3 * c + a] + gravity_dv[a] : 0.0;
   const std::size_t ns = slaves_.size();
   ms_.assign(ns, 0.0), vn_.assign(3 * ns, 0.0);
+  splat_masses(vm_);
   for (std::size_t i = 0; i < ns; ++i) {
-    ms_[i] = slave_volume(slaves_[i]) * interpolate_masters(i, &vn_[3 * i]);
+    interpolated(slaves_[i], &vn_[3 * i]);
+    ms_[i] = slave_volume(slaves_[i]) * slave_mass_[slaves_[i]];
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 // S3: τ_m = V⁰_m P(F_E) F_Eᵀ (S5) for every master, owned or halo (no exchange needed), and the
-// energy Hessian of each owned master for the solve (S8), μ and λ frozen at F_P^n.
+// energy Hessian of each row's master for the solve (S8), μ and λ frozen at F_P^n (the halo rows'
+// for the preconditioner only).
 
 void SlaveSph::master_stresses() {
   tau_.assign(9 * n_, 0.0);
   for (std::size_t c = 0; c < n_; ++c) {
-    if (kind_[c] != kMaster || !alive_[c]) continue;
+    if (kind_[c] != kMaster) continue;
     const Mat<3> F = Eigen::Map<const RowMat3>(&F_[9 * c]);
     const Real jp = Jp_[c];
     const Mat<3> tau =
@@ -290,14 +312,14 @@ void SlaveSph::master_stresses() {
     Eigen::Map<RowMat3>(tau_.data() + 9 * c) = volume_[c] * tau;
   }
   if (settings_.beta == 0) return;
-  hessian_.resize(masters_.size());
-  for (std::size_t j = 0; j < masters_.size(); ++j) {
-    const std::size_t c = masters_[j];
+  hessian_.resize(row_master_.size());
+  for (std::size_t r = 0; r < row_master_.size(); ++r) {
+    const std::size_t c = row_master_[r];
     const Mat<3> F = Eigen::Map<const RowMat3>(&F_[9 * c]);
     const Real jp = Jp_[c];
-    hessian_[j] =
+    hessian_[r] =
         std::visit([&](const auto& m) { return m.template hessian<3>(F, jp); }, materials_[material_of(c)]);
-    if (settings_.project_spd) hessian_[j].project_spd();
+    if (settings_.project_spd) hessian_[r].project_spd();
   }
 }
 
@@ -313,27 +335,46 @@ void SlaveSph::hessian_product(Space& space, Real beta_dt2, const Real* u, Real*
     if (constrained_[i]) project_free(i, to);
   }
   space.halo().update_values(vs_.data(), 3, vs_.data() + 3 * n_own_);
-  for (std::size_t j = 0; j < masters_.size(); ++j) {
-    const std::size_t c = masters_[j];
-    Mat<3> G = Mat<3>::Zero();
-    for (std::size_t k = ms_offset_[j]; k < ms_offset_[j + 1]; ++k) {
-      const Real* us = &vs_[3 * ms_slave_[k]];
-      const Real* g = &ms_g_[3 * k];
+  // Raw pointers: the compiler cannot tell the scatter's stores from the members' data pointers.
+  const std::uint32_t* __restrict slave = pair_slave_.data();
+  const Real* __restrict gradient = pair_g_.data();
+  const Real* __restrict vs = vs_.data();
+  const std::uint32_t own = static_cast<std::uint32_t>(n_own_);
+  for (std::size_t r = 0; r < row_master_.size(); ++r) {
+    const std::uint32_t c = row_master_[r];
+    if (c >= own) continue;
+    Real G[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    for (std::uint32_t k = row_offset_[r], end = row_offset_[r + 1]; k < end; ++k) {
+      const Real* us = vs + 3 * slave[k];
+      const Real* g = gradient + 3 * k;
       for (int a = 0; a < 3; ++a)
-        for (int b = 0; b < 3; ++b) G(a, b) += us[a] * g[b];
+        for (int b = 0; b < 3; ++b) G[3 * a + b] += us[a] * g[b];
     }
     const Mat<3> F = Eigen::Map<const RowMat3>(&F_[9 * c]);
-    const Mat<3> dP = hessian_[j].apply(G * F);
+    const Mat<3> dP = hessian_[r].apply(Eigen::Map<const RowMat3>(G) * F);
     Eigen::Map<RowMat3>(q_.data() + 9 * c) = volume_[c] * dP * F.transpose();
   }
   space.halo().update_values(q_.data(), 9, q_.data() + 9 * n_own_);
-  for (std::size_t i = 0; i < ns; ++i) {
-    Real h[3] = {0, 0, 0};
-    for (std::size_t k = sm_offset_[i]; k < sm_offset_[i + 1]; ++k) {
-      const Real* Q = &q_[9 * sm_master_[k]];
-      const Real* g = &sm_g_[3 * k];
-      for (int a = 0; a < 3; ++a) h[a] += Q[3 * a] * g[0] + Q[3 * a + 1] * g[1] + Q[3 * a + 2] * g[2];
+  if (hs_.size() < 3 * n_) hs_.resize(3 * n_);
+  std::fill(hs_.begin(), hs_.begin() + 3 * n_own_, 0.0);
+  Real* __restrict hs = hs_.data();
+  const Real* __restrict q = q_.data();
+  for (std::size_t r = 0; r < row_master_.size(); ++r) {
+    const Real* Q = q + 9 * row_master_[r];
+    const Real Q0 = Q[0], Q1 = Q[1], Q2 = Q[2], Q3 = Q[3], Q4 = Q[4], Q5 = Q[5], Q6 = Q[6], Q7 = Q[7],
+               Q8 = Q[8];
+    for (std::uint32_t k = row_offset_[r], end = row_offset_[r + 1]; k < end; ++k) {
+      const std::uint32_t s = slave[k];
+      if (s >= own) continue;
+      const Real g0 = gradient[3 * k], g1 = gradient[3 * k + 1], g2 = gradient[3 * k + 2];
+      Real* h = hs + 3 * s;
+      h[0] += Q0 * g0 + Q1 * g1 + Q2 * g2;
+      h[1] += Q3 * g0 + Q4 * g1 + Q5 * g2;
+      h[2] += Q6 * g0 + Q7 * g1 + Q8 * g2;
     }
+  }
+  for (std::size_t i = 0; i < ns; ++i) {
+    const Real* h = &hs_[3 * slaves_[i]];
     Real* out = &y[3 * i];
     for (int a = 0; a < 3; ++a) out[a] = ms_[i] * u[3 * i + a] + beta_dt2 * h[a];
     if (constrained_[i]) {  // P y + (I − P) u
@@ -342,6 +383,99 @@ void SlaveSph::hessian_product(Space& space, Real beta_dt2, const Real* u, Real*
       project_free(i, out), project_free(i, free);
       for (int a = 0; a < 3; ++a) out[a] += fixed[a] - free[a];
     }
+  }
+}
+
+// The preconditioner: the exact 3×3 diagonal blocks of the operator, inverted. A master's part of
+// slave s's block is β Δt² V⁰ Σ_bd C_ab,cd g'_b g'_d with C = ∂P/∂F and g' = F_Eᵀ ĝ_sm (the
+// product above with u at s alone), i.e. the quadratic form ĝᵀ K^ac ĝ with K^ac = F_E C^ac F_Eᵀ,
+// C^ac_bd = C_ab,cd: per row, the 6 blocks a ≤ c of 6 coefficients each; per pair 36 products.
+// K^ac of block_preconditioner from the Hessian's structure (ElasticHessian.hpp): with W = F_E V
+// and q = Wᵀ ĝ, a master's share of the block is V⁰ U B̃ Uᵀ, B̃_kk = A_kk q_k² + Σ_{l≠k} ½(a + b)_kl q_l²
+// and B̃_kl = (A_kl + ½(a − b)_kl) q_k q_l: about 400 operations per master instead of the 9
+// products of matrix() and the 6 foldings with F_E.
+void SlaveSph::block_forms(const ElasticHessian<3>& H, const Mat<3>& F, Real volume, Real form[6][6]) {
+  static constexpr int kB[6] = {0, 1, 2, 0, 0, 1}, kD[6] = {0, 1, 2, 1, 2, 2};
+  const Mat<3> W = F * H.V;
+  Real half_sum[3][3] = {}, half_difference[3][3] = {};
+  for (int p = 0; p < ElasticHessian<3>::kPairs; ++p) {
+    const int k = ElasticHessian<3>::kFirst[p], l = ElasticHessian<3>::kSecond[p];
+    half_sum[k][l] = half_sum[l][k] = 0.5 * (H.a[p] + H.b[p]);
+    half_difference[k][l] = half_difference[l][k] = 0.5 * (H.a[p] - H.b[p]);
+  }
+  // outer[k][l]: the coefficients of q_k q_l = (w_k·ĝ)(w_l·ĝ) on ĝ_b ĝ_d, b ≤ d (kB, kD).
+  Real outer[3][3][6];
+  for (int k = 0; k < 3; ++k)
+    for (int l = k; l < 3; ++l)
+      for (int q = 0; q < 6; ++q) {
+        const int b = kB[q], d = kD[q];
+        outer[k][l][q] = b == d ? W(b, k) * W(b, l) : W(b, k) * W(d, l) + W(d, k) * W(b, l);
+      }
+  Real tilde[3][3][6];  // B̃_kl as forms, k ≤ l
+  for (int k = 0; k < 3; ++k)
+    for (int q = 0; q < 6; ++q) {
+      Real t = H.A(k, k) * outer[k][k][q];
+      for (int l = 0; l < 3; ++l)
+        if (l != k) t += half_sum[k][l] * outer[l][l][q];
+      tilde[k][k][q] = t;
+      for (int l = k + 1; l < 3; ++l) tilde[k][l][q] = (H.A(k, l) + half_difference[k][l]) * outer[k][l][q];
+    }
+  const Mat<3>& U = H.U;
+  for (int p = 0; p < 6; ++p) {
+    const int a = kB[p], c = kD[p];
+    for (int q = 0; q < 6; ++q) {
+      Real t = 0;
+      for (int k = 0; k < 3; ++k) {
+        t += U(a, k) * U(c, k) * tilde[k][k][q];
+        for (int l = k + 1; l < 3; ++l) t += (U(a, k) * U(c, l) + U(a, l) * U(c, k)) * tilde[k][l][q];
+      }
+      form[p][q] = volume * t;
+    }
+  }
+}
+
+void SlaveSph::block_preconditioner(Real beta_dt2) {
+  static constexpr int kA[6] = {0, 1, 2, 0, 0, 1}, kC[6] = {0, 1, 2, 1, 2, 2};  // symmetric entries
+  hs_.assign(6 * n_, 0.0);  // per owned slave, the entries kA/kC of Σ_m ĝᵀ K^ac ĝ
+  for (std::size_t r = 0; r < row_master_.size(); ++r) {
+    const std::size_t m = row_master_[r];
+    Real form[6][6];
+    block_forms(hessian_[r], Eigen::Map<const RowMat3>(&F_[9 * m]), volume_[m], form);
+    for (std::size_t k = row_offset_[r]; k < row_offset_[r + 1]; ++k) {
+      const std::uint32_t s = pair_slave_[k];
+      if (s >= n_own_) continue;
+      const Real* g = &pair_g_[3 * k];  // ĝ_sm
+      const Real gg[6] = {g[0] * g[0], g[1] * g[1], g[2] * g[2], g[0] * g[1], g[0] * g[2], g[1] * g[2]};
+      Real* b = &hs_[6 * s];
+      for (int p = 0; p < 6; ++p)
+        b[p] += form[p][0] * gg[0] + form[p][1] * gg[1] + form[p][2] * gg[2] + form[p][3] * gg[3] +
+                form[p][4] * gg[4] + form[p][5] * gg[5];
+    }
+  }
+  const std::size_t ns = slaves_.size();
+  diag_.assign(3 * ns, 0.0), block_inverse_.assign(9 * ns, 0.0);
+  for (std::size_t i = 0; i < ns; ++i) {
+    const Real* b = &hs_[6 * slaves_[i]];
+    Mat<3> B;
+    for (int p = 0; p < 6; ++p) B(kA[p], kC[p]) = B(kC[p], kA[p]) = beta_dt2 * b[p];
+    B.diagonal().array() += ms_[i];
+    if (constrained_[i]) {  // P B P + (I − P)
+      Mat<3> P = Mat<3>::Identity();
+      for (int a = 0; a < 3; ++a) project_free(i, P.col(a).data());
+      B = P * B * P + (Mat<3>::Identity() - P);
+    }
+    if (ms_[i] <= orphan_mass_) B.diagonal().array() += orphan_mass_;  // no master near: no mass
+    for (int a = 0; a < 3; ++a) diag_[3 * i + a] = B(a, a);
+    Eigen::Map<RowMat3> inverse(&block_inverse_[9 * i]);
+    inverse = B.inverse();
+  }
+}
+
+void SlaveSph::apply_block_preconditioner(const Real* r, Real* z) const {
+  for (std::size_t i = 0; i < slaves_.size(); ++i) {
+    const Real* b = &block_inverse_[9 * i];
+    const Real* ri = r + 3 * i;
+    for (int a = 0; a < 3; ++a) z[3 * i + a] = b[3 * a] * ri[0] + b[3 * a + 1] * ri[1] + b[3 * a + 2] * ri[2];
   }
 }
 
@@ -441,23 +575,59 @@ bool SlaveSph::collide(const Real* x, Real* v, Real t, Real dt) const {
   return any;
 }
 
+// The initial guess of the solve: u = v* (the cold start of spec A8) plus the correction the solve
+// made to this slave's v* in the last step, kept as a particle field (restarts continue with the
+// same bits; 0 for a new slave), its held part removed. Returns whether any slave has one (global).
+bool SlaveSph::warm_start(Space& space) {
+  const Real* correction = space.particles().real("solve_correction");
+  std::uint64_t any = 0;
+  for (std::size_t i = 0; i < slaves_.size(); ++i) {
+    Real d[3] = {correction[3 * slaves_[i]], correction[3 * slaves_[i] + 1], correction[3 * slaves_[i] + 2]};
+    any += d[0] != 0 || d[1] != 0 || d[2] != 0;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_UINT64_T, MPI_SUM, space.comm());
+  if (any == 0) return false;
+  cold_u_ = u_;
+  for (std::size_t i = 0; i < slaves_.size(); ++i) {
+    Real d[3] = {correction[3 * slaves_[i]], correction[3 * slaves_[i] + 1], correction[3 * slaves_[i] + 2]};
+    if (constrained_[i]) project_free(i, d);
+    for (int a = 0; a < 3; ++a) u_[3 * i + a] += d[a];
+  }
+  return true;
+}
+
+// ‖b − A u⁰‖ of the cold start u⁰ (in cold_u_), the residual the stopping test is relative to.
+Real SlaveSph::cold_residual(Space& space, Real beta_dt2) {
+  std::vector<Real> r(cold_u_.size());
+  hessian_product(space, beta_dt2, cold_u_.data(), r.data());
+  for (std::size_t k = 0; k < r.size(); ++k) r[k] = rhs_[k] - r[k];
+  return std::sqrt(reproducible_dot(space.comm(), r.data(), r.data(), r.size()));
+}
+
 // S3-S5: forces f_s = −Σ_m τ_m ĝ_sm (11R), predictor v* = v^n + Δt f/m (14), the solve of (15R)
 // from u = v*, then the slaves' collisions (velocity only, §3.8). The new slave velocities end in
 // vs_ for owned and halo slaves.
 void SlaveSph::solve_slave_velocities(Space& space, Real t, Real dt) {
   const std::size_t ns = slaves_.size();
-  rhs_.assign(3 * ns, 0.0), u_.assign(3 * ns, 0.0);
+  rhs_.assign(3 * ns, 0.0), u_.assign(3 * ns, 0.0), vstar_.assign(3 * ns, 0.0);
   friction_dv_.clear();
-  for (std::size_t i = 0; i < ns; ++i) {
-    Real f[3] = {0, 0, 0};
-    for (std::size_t k = sm_offset_[i]; k < sm_offset_[i + 1]; ++k) {
-      const Real* tau = &tau_[9 * sm_master_[k]];
-      const Real* g = &sm_g_[3 * k];
+  hs_.assign(3 * n_, 0.0);  // −Σ_m τ_m ĝ_sm per owned slave, in master id order
+  for (std::size_t r = 0; r < row_master_.size(); ++r) {
+    const Real* tau = &tau_[9 * row_master_[r]];
+    for (std::size_t k = row_offset_[r]; k < row_offset_[r + 1]; ++k) {
+      const std::uint32_t s = pair_slave_[k];
+      if (s >= n_own_) continue;
+      const Real* g = &pair_g_[3 * k];  // ĝ_sm
+      Real* f = &hs_[3 * s];
       for (int a = 0; a < 3; ++a) f[a] -= tau[3 * a] * g[0] + tau[3 * a + 1] * g[1] + tau[3 * a + 2] * g[2];
     }
+  }
+  for (std::size_t i = 0; i < ns; ++i) {
+    const Real* f = &hs_[3 * slaves_[i]];
     for (int a = 0; a < 3; ++a) {
-      u_[3 * i + a] = ms_[i] > 0 ? vn_[3 * i + a] + dt * f[a] / ms_[i] : 0.0;
-      rhs_[3 * i + a] = ms_[i] * u_[3 * i + a];
+      vstar_[3 * i + a] = ms_[i] > 0 ? vn_[3 * i + a] + dt * f[a] / ms_[i] : 0.0;
+      rhs_[3 * i + a] = ms_[i] * vstar_[3 * i + a];
+      u_[3 * i + a] = vstar_[3 * i + a];
     }
   }
   if (probe_) probe_transfers(space, dt);
@@ -492,34 +662,26 @@ void SlaveSph::solve_slave_velocities(Space& space, Real t, Real dt) {
           rhs_[3 * i + a] = r[a] + uc[3 * i + a], u_[3 * i + a] = u[a] + uc[3 * i + a];
       }
     }
-    // Jacobi diagonal: for F_E = I and λ = μ it is μ|g|² + (μ + λ) g_a² with g = F_Eᵀ ĝ, which
-    // (λ + 2μ)(|g|² + g_a²)/2 matches; elsewhere it is a scaling.
-    diag_.assign(3 * ns, 0.0);
-    for (std::size_t i = 0; i < ns; ++i) {
-      Real dg[3] = {0, 0, 0};
-      for (std::size_t k = sm_offset_[i]; k < sm_offset_[i + 1]; ++k) {
-        const std::size_t c = sm_master_[k];
-        const Mat<3> F = Eigen::Map<const RowMat3>(&F_[9 * c]);
-        const Eigen::Vector3d g = F.transpose() * Eigen::Map<const Eigen::Vector3d>(&sm_g_[3 * k]);
-        const Real rho = densities_[material_of(c)];
-        const Real speed =
-            std::visit([&](const auto& m) { return m.wave_speed(rho, Jp_[c]); }, materials_[material_of(c)]);
-        const Real stiffness = 0.5 * rho * speed * speed;  // (λ + 2μ)/2
-        for (int a = 0; a < 3; ++a) dg[a] += volume_[c] * stiffness * (g.squaredNorm() + g(a) * g(a));
-      }
-      for (int a = 0; a < 3; ++a) diag_[3 * i + a] = std::max(ms_[i] + beta_dt2 * dg[a], orphan_mass_);
-    }
+    block_preconditioner(beta_dt2);
     if (!ksp_ || ksp_comm_ != space.comm()) {
-      ksp_ = std::make_unique<ShellKsp>(space.comm(), KSPCG, PCJACOBI);
+      ksp_ = std::make_unique<ShellKsp>(space.comm(), KSPCG, PCSHELL);
       ksp_comm_ = space.comm();
     }
     const ShellKsp::Product product = [&](const Real* u, Real* y) { hessian_product(space, beta_dt2, u, y); };
-    // Relative to the initial residual, with a floor relative to the momentum ‖m v*‖: a body in
-    // free fall starts at a residual of round-off, which no iteration can reduce further.
+    const ShellKsp::Preconditioner preconditioner = [&](const Real* r, Real* z) {
+      apply_block_preconditioner(r, z);
+    };
+    // Relative to the residual of u = v* (spec A8), with a floor relative to the momentum ‖m v*‖:
+    // a body in free fall starts at a residual of round-off, which no iteration can reduce further.
     const Real momentum = std::sqrt(reproducible_dot(space.comm(), rhs_.data(), rhs_.data(), rhs_.size()));
-    const KspOutcome outcome =
-        ksp_->solve(3 * ns, product, diag_.data(), rhs_.data(), u_.data(), settings_.cg_tol,
-                    1e-4 * settings_.cg_tol * momentum, settings_.cg_max);
+    const Real floor = 1e-6 * settings_.cg_tol * momentum;
+    Real rtol = settings_.cg_tol, atol = floor, cold = 0;
+    if (warm_start(space)) {  // the same test, on the residual of v* computed here
+      cold = cold_residual(space, beta_dt2);
+      rtol = 0, atol = std::max(settings_.cg_tol * cold, floor);
+    }
+    const KspOutcome outcome = ksp_->solve(3 * ns, product, diag_.data(), rhs_.data(), u_.data(), rtol, atol,
+                                           settings_.cg_max, &preconditioner);
     stats_.newton_iterations = 1;
     stats_.ksp_iterations = outcome.iterations;
     if (!outcome.converged && space.rank() == 0)
@@ -527,6 +689,12 @@ void SlaveSph::solve_slave_velocities(Space& space, Real t, Real dt) {
                  "nendo: warning: slave velocity solve: KSP {} after {} iterations; the step goes on\n",
                  outcome.reason, outcome.iterations);
     if (fixed > 0) contact_friction(space, beta_dt2, predicted);
+    // A solve stopped by the absolute floor (a body in free fall) found round-off, not a correction:
+    // carried on, the part below the floor would add to the velocities step after step.
+    const bool carry = rtol > 0 ? outcome.reason == "CONVERGED_RTOL" : settings_.cg_tol * cold > floor;
+    Real* kept = space.particles().real("solve_correction");
+    for (std::size_t i = 0; i < ns; ++i)
+      for (int a = 0; a < 3; ++a) kept[3 * slaves_[i] + a] = carry ? u_[3 * i + a] - vstar_[3 * i + a] : 0.0;
   }
   // S5. With a solve (β > 0) the contacts were its constraints; colliding the solution again would
   // change velocities the solve balanced, and that feeds back through F: slaves that lag below a
@@ -556,12 +724,13 @@ void SlaveSph::probe_transfers(Space& space, Real dt) {
       terms[a].push_back(f);
       terms[3 + a].push_back(ms_[i] * vn_[3 * i + a]);
     }
-  for (std::size_t j = 0; j < masters_.size(); ++j) {
+  for (std::size_t r = 0; r < row_master_.size(); ++r) {
+    if (!owned_row(r)) continue;
+    const std::uint32_t m = row_master_[r];
     Real coverage = 0;  // Σ_s V_s W_sm
-    for (std::size_t k = ms_offset_[j]; k < ms_offset_[j + 1]; ++k)
-      coverage += slave_volume(ms_slave_[k]) * ms_w_[k];
-    for (int a = 0; a < 3; ++a)
-      terms[6 + a].push_back(mass_[masters_[j]] * vm_[3 * masters_[j] + a] * coverage);
+    for (std::size_t k = row_offset_[r]; k < row_offset_[r + 1]; ++k)
+      coverage += slave_volume(pair_slave_[k]) * pair_w_[k];
+    for (int a = 0; a < 3; ++a) terms[6 + a].push_back(mass_[m] * vm_[3 * m + a] * coverage);
   }
   std::vector<std::vector<Real>> magnitude(1);
   for (Real f : terms[0]) magnitude[0].push_back(std::fabs(f));
@@ -585,12 +754,14 @@ void SlaveSph::update_masters(Space& space, Real t, Real dt) {
   Real* Jp = plastic_ ? ps.real("Jp") : nullptr;
   const bool literal_reference = settings_.reference == "master";
   std::uint64_t runaway = 0;  // masters that moved farther than max_move_
-  for (std::size_t j = 0; j < masters_.size(); ++j) {
-    const std::size_t c = masters_[j];
+  for (std::size_t r = 0; r < row_master_.size(); ++r) {
+    if (!owned_row(r)) continue;
+    const std::size_t c = row_master_[r];
+    const std::size_t first = row_offset_[r], last = row_offset_[r + 1];
     Real sw = 0, vhat[3] = {0, 0, 0};
-    for (std::size_t k = ms_offset_[j]; k < ms_offset_[j + 1]; ++k) {
-      sw += ms_w_[k];
-      for (int a = 0; a < 3; ++a) vhat[a] += ms_w_[k] * vs_[3 * ms_slave_[k] + a];
+    for (std::size_t k = first; k < last; ++k) {
+      sw += pair_w_[k];
+      for (int a = 0; a < 3; ++a) vhat[a] += pair_w_[k] * vs_[3 * pair_slave_[k] + a];
     }
     for (int a = 0; a < 3; ++a) vhat[a] = sw > 0 ? vhat[a] / sw : vm_[3 * c + a];
     // What the master keeps of its own velocity: v^n_m (Eq. 8), or with blend: flip v^n_m plus the
@@ -599,15 +770,15 @@ void SlaveSph::update_masters(Space& space, Real t, Real dt) {
     Real kept[3] = {vm_[3 * c], vm_[3 * c + 1], vm_[3 * c + 2]};
     if (settings_.blend == "flip" && sw > 0) {
       Real dv[3] = {0, 0, 0};
-      for (std::size_t k = ms_offset_[j]; k < ms_offset_[j + 1]; ++k)
-        for (int a = 0; a < 3; ++a) dv[a] += ms_w_[k] * dvs_[3 * ms_slave_[k] + a];
+      for (std::size_t k = first; k < last; ++k)
+        for (int a = 0; a < 3; ++a) dv[a] += pair_w_[k] * dvs_[3 * pair_slave_[k] + a];
       for (int a = 0; a < 3; ++a) kept[a] = vm_[3 * c + a] + dv[a] / sw;
     }
     const Real* ref = literal_reference ? &vm_[3 * c] : vhat;
     Mat<3> grad = Mat<3>::Zero();
-    for (std::size_t k = ms_offset_[j]; k < ms_offset_[j + 1]; ++k) {
-      const Real* vs = &vs_[3 * ms_slave_[k]];
-      const Real* g = &ms_g_[3 * k];
+    for (std::size_t k = first; k < last; ++k) {
+      const Real* vs = &vs_[3 * pair_slave_[k]];
+      const Real* g = &pair_g_[3 * k];  // ĝ_sm
       for (int a = 0; a < 3; ++a)
         for (int b = 0; b < 3; ++b) grad(a, b) += (vs[a] - ref[a]) * g[b];
     }
@@ -627,9 +798,9 @@ void SlaveSph::update_masters(Space& space, Real t, Real dt) {
     Real* xc = x + 3 * c;
     for (int a = 0; a < 3; ++a) vc[a] = (1 - settings_.alpha) * kept[a] + settings_.alpha * vhat[a];
     if (!friction_dv_.empty())
-      for (std::size_t k = ms_offset_[j]; k < ms_offset_[j + 1]; ++k) {
-        const Real share = slave_volume(ms_slave_[k]) * ms_w_[k];
-        for (int a = 0; a < 3; ++a) vc[a] += share * friction_dv_[3 * ms_slave_[k] + a];
+      for (std::size_t k = first; k < last; ++k) {
+        const Real share = slave_volume(pair_slave_[k]) * pair_w_[k];
+        for (int a = 0; a < 3; ++a) vc[a] += share * friction_dv_[3 * pair_slave_[k] + a];
       }
     collide(xc, vc, t, dt);  // S8
     for (int a = 0; a < 3; ++a) xc[a] += dt * vc[a];
@@ -653,7 +824,8 @@ void SlaveSph::require_bounded_motion(Space& space, std::uint64_t runaway, Real 
   MPI_Allreduce(MPI_IN_PLACE, &runaway, 1, MPI_UINT64_T, MPI_SUM, space.comm());
   if (runaway == 0) return;
   throw Error(fmt::format(
-      "slave_sph: {} masters moved more than {:.3g} m (half the block edge less the kernel support) in "
+      "slave_sph: {} masters moved more than {:.3g} m (half the block edge less the kernel support and "
+      "the skin) in "
       "the step to t = {:.6g}: the step is unstable; lower time.dt{}",
       runaway, max_move_, t, settings_.beta == 0 ? " (beta = 0 is explicit) or raise slave_sph.beta" : ""));
 }
@@ -665,9 +837,10 @@ void SlaveSph::advect_slaves(Space& space, Real dt) {
   ParticleSet& ps = space.particles();
   Real* x = ps.positions();
   Real* v = ps.real("velocity");
+  splat_masses(vm_);
   for (std::size_t i = 0; i < slaves_.size(); ++i) {
     const std::size_t c = slaves_[i];
-    interpolate_masters(i, v + 3 * c);
+    interpolated(c, v + 3 * c);
     for (int a = 0; a < 3; ++a) x[3 * c + a] += dt * v[3 * c + a];
   }
 }
@@ -685,10 +858,11 @@ void SlaveSph::remove_dead(Space& space) {
 void SlaveSph::advance(Space& space, Real t, Real dt) {
   events_ = SlaveEvents{};
   clock_.time(kNeighbours, [&] {
-    space.halo();
-    gather_local(space);
+    const bool new_layout = space.layout_version() != layout_;
+    refresh_local(space);
     dead_owned_.assign(n_own_, 0);
     if (settings_.slaves && settings_.deletion) delete_crowded_slaves(space);
+    if (new_layout) build_candidates();
     find_neighbours();
   });
   clock_.time(kTransfer, [&] {
@@ -710,7 +884,12 @@ void SlaveSph::advance(Space& space, Real t, Real dt) {
     std::uint64_t counts[3] = {events_.inserted, events_.deleted, events_.orphaned};
     MPI_Allreduce(MPI_IN_PLACE, counts, 3, MPI_UINT64_T, MPI_SUM, space.comm());
     events_ = {counts[0], counts[1], counts[2]};
-    space.migrate();
+    // A new particle set needs a new layout; otherwise the layout, and the candidate lists built
+    // for it, are kept while no particle moved more than skin/2 (the same decision on every rank).
+    if (counts[0] + counts[1] + counts[2] > 0)
+      space.migrate();
+    else
+      space.migrate_if_moved(0.5 * skin_);
   });
 }
 

@@ -226,10 +226,13 @@ void SlaveSph::insert_slaves(Space& space) {
   std::copy_n(ps.positions(), 3 * n_own_, x_.begin());
   std::copy_n(space.halo().particles().positions(), 3 * (n_ - n_own_), x_.begin() + 3 * n_own_);
 
-  std::vector<std::pair<ParticleId, std::uint32_t>> by_id;
-  for (std::uint32_t c = 0; c < n_; ++c)
-    if (kind_[c] == kMaster) by_id.push_back({id_[c], c});
-  std::sort(by_id.begin(), by_id.end());
+  // Every master, owned or halo, is a row of the candidate lists, which are in id order.
+  auto master_with_id = [&](ParticleId id) -> std::int64_t {
+    const auto it =
+        std::lower_bound(candidate_rows_.begin(), candidate_rows_.end(), id,
+                         [&](std::uint32_t r, ParticleId x) { return id_[candidates_.row(r)] < x; });
+    return it != candidate_rows_.end() && id_[candidates_.row(*it)] == id ? candidates_.row(*it) : -1;
+  };
   struct Pending {
     std::uint32_t a, b;
     int slot;
@@ -237,16 +240,18 @@ void SlaveSph::insert_slaves(Space& space) {
   std::vector<Pending> pending;
   ParticleId* adjacent = ps.uint64("adjacent");
   const Real reach2 = kernel_.support_squared();
-  for (std::uint32_t a : masters_)
+  for (std::size_t r = 0; r < row_master_.size(); ++r) {
+    if (!owned_row(r)) continue;
+    const std::uint32_t a = row_master_[r];
     for (int k = 0; k < kMaxAdjacent; ++k) {
       ParticleId& b_id = adjacent[kMaxAdjacent * a + k];
       if (b_id == kNone) continue;
-      const auto it = std::lower_bound(by_id.begin(), by_id.end(), std::make_pair(b_id, std::uint32_t(0)));
-      const bool found = it != by_id.end() && it->first == b_id;
-      if (found && distance2(&x_[3 * a], &x_[3 * it->second]) <= reach2) continue;
+      const std::int64_t b = master_with_id(b_id);
+      if (b >= 0 && distance2(&x_[3 * a], &x_[3 * b]) <= reach2) continue;
       b_id = kNone;  // one-shot: the pair is no longer adjacent
-      if (found) pending.push_back({a, it->second, k});
+      if (b >= 0) pending.push_back({a, static_cast<std::uint32_t>(b), k});
     }
+  }
   std::uint64_t total = pending.size();
   MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_UINT64_T, MPI_SUM, space.comm());
   if (total == 0) return;
