@@ -91,22 +91,26 @@ void SlaveSph::gather_local(Space& space) {
   alive_.assign(n_, 1);
   auto copy = [&](const ParticleSet& ps, std::size_t at) {
     const std::size_t n = ps.size();
-    std::copy_n(ps.positions(), 3 * n, x_.begin() + 3 * at);
-    std::copy_n(ps.real("velocity"), 3 * n, v_.begin() + 3 * at);
-    std::copy_n(ps.real("F"), 9 * n, F_.begin() + 9 * at);
+    copy_moving_fields(ps, at);
     std::copy_n(ps.real("mass"), n, mass_.begin() + at);
     std::copy_n(ps.real("volume"), n, volume_.begin() + at);
     std::copy_n(ps.ids(), n, id_.begin() + at);
     std::copy_n(ps.int32("kind"), n, kind_.begin() + at);
     std::copy_n(ps.int32("material"), n, material_.begin() + at);
     std::copy_n(ps.int32("body"), n, body_.begin() + at);
-    if (plastic_)
-      std::copy_n(ps.real("Jp"), n, Jp_.begin() + at);
-    else
-      std::fill_n(Jp_.begin() + at, n, 1.0);
+    if (!plastic_) std::fill_n(Jp_.begin() + at, n, 1.0);
   };
   copy(own, 0);
   copy(halo, n_own_);
+}
+
+// The fields a step changes, of the particles of ps, to the combined view from index at.
+void SlaveSph::copy_moving_fields(const ParticleSet& ps, std::size_t at) {
+  const std::size_t n = ps.size();
+  std::copy_n(ps.positions(), 3 * n, x_.begin() + 3 * at);
+  std::copy_n(ps.real("velocity"), 3 * n, v_.begin() + 3 * at);
+  std::copy_n(ps.real("F"), 9 * n, F_.begin() + 9 * at);
+  if (plastic_) std::copy_n(ps.real("Jp"), n, Jp_.begin() + at);
 }
 
 // The start of a step: a new layout (migration, restart, load balance) gathers everything; a kept
@@ -122,15 +126,8 @@ void SlaveSph::refresh_local(Space& space) {
   if (plastic_) fields.push_back("Jp");
   space.halo().update(space.particles(), fields);
   alive_.assign(n_, 1);
-  auto copy = [&](const ParticleSet& ps, std::size_t at) {
-    const std::size_t n = ps.size();
-    std::copy_n(ps.positions(), 3 * n, x_.begin() + 3 * at);
-    std::copy_n(ps.real("velocity"), 3 * n, v_.begin() + 3 * at);
-    std::copy_n(ps.real("F"), 9 * n, F_.begin() + 9 * at);
-    if (plastic_) std::copy_n(ps.real("Jp"), n, Jp_.begin() + at);
-  };
-  copy(space.particles(), 0);
-  copy(space.halo().particles(), n_own_);
+  copy_moving_fields(space.particles(), 0);
+  copy_moving_fields(space.halo().particles(), n_own_);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -73,6 +73,7 @@ class SlaveSph final : public Method {
   // it after a new layout, the fields that change within a kept one.
   void gather_local(Space& space);
   void refresh_local(Space& space);
+  void copy_moving_fields(const ParticleSet& ps, std::size_t at);
   void delete_crowded_slaves(Space& space);       // §3.12
   void build_candidates();                        // S0, at a new layout
   void find_neighbours();                         // S0
