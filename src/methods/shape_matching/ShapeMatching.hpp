@@ -41,6 +41,8 @@ class ShapeMatching final : public Method {
   int groups() const { return groups_; }  // reduced over ranks (global and slab groups)
 
  private:
+  // The matched rotation keeps a second rotation, of A_r, for bodies with examples.
+  bool fits_rotation() const { return rotation_kind_ == kMatched && n_max_ > 0; }
   void gather_local(Space& space);
   void build_rings(const Space& space);
   void fit_regions(Space& space);
