@@ -1,6 +1,7 @@
 #include "decomposition/Space.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "core/Mpi.hpp"
@@ -45,6 +46,34 @@ void Space::migrate() {
   blocks_ = migration_.migrate(particles_, geometry_, partition_);
   ghost_current_ = false;
   halo_current_ = false;
+  ++layout_version_;
+  if (tracks_motion_) {
+    const Real* x = particles_.positions();
+    laid_out_at_.assign(x, x + particles_.dimension() * particles_.size());
+  }
+}
+
+bool Space::migrate_if_moved(Real slack) {
+  const int dim = particles_.dimension();
+  const Real* x = particles_.positions();
+  Real moved = 0;  // the largest squared displacement here; infinite when the set changed
+  if (!tracks_motion_ || laid_out_at_.size() != dim * particles_.size()) {
+    moved = std::numeric_limits<Real>::infinity();
+  } else {
+    for (std::size_t p = 0; p < particles_.size(); ++p) {
+      Real d2 = 0;
+      for (int a = 0; a < dim; ++a) {
+        const Real d = x[dim * p + a] - laid_out_at_[dim * p + a];
+        d2 += d * d;
+      }
+      moved = std::max(moved, d2);
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &moved, 1, mpi::datatype<Real>(), MPI_MAX, comm_);
+  if (moved <= slack * slack) return false;
+  tracks_motion_ = true;
+  migrate();
+  return true;
 }
 
 void Space::rebalance() {

@@ -33,6 +33,14 @@ class Space {
   void distribute(const Partition& partition);
   // After particles moved: send each to its block's owner and re-sort. Collective.
   void migrate();
+  // Migrates (returns true) only if some particle anywhere moved more than `slack` since the last
+  // migration, or the particle count changed; otherwise keeps the layout — owners, order and halo
+  // pattern — so that a method refreshes just the halo fields it needs (halo().update). A kept
+  // halo holds every copy within one block cell − 2 slack of each owned particle. Collective.
+  bool migrate_if_moved(Real slack);
+  // Increases at every migration (load balance, emission and restart migrate too): a method whose
+  // lists index particles rebuilds them when it changed.
+  std::uint64_t layout_version() const { return layout_version_; }
   // New partition from the counted block weights, then migrate. Collective.
   void rebalance();
   // Rebalances if the policy says so at this step; returns whether it did. work_seconds: this
@@ -57,6 +65,9 @@ class Space {
   ParticleHalo halo_;
   bool ghost_current_ = false;
   bool halo_current_ = false;
+  std::uint64_t layout_version_ = 0;
+  std::vector<Real> laid_out_at_;  // positions at the last migration, once migrate_if_moved is used
+  bool tracks_motion_ = false;
 };
 
 }  // namespace nendo
