@@ -85,13 +85,30 @@ void ShapeMatching::advance(Space& space, Real t, Real dt) {
   clock_.time(kExchange,
               [&] { space.halo().update_values(frames_.data(), kFrame, frames_.data() + kFrame * n_own_); });
   clock_.time(kIntegrate, [&] { integrate(space, t, dt); });
-  clock_.time(kMigrate, [&] { space.migrate(); });
+  clock_.time(kMigrate, [&] { space.migrate_if_moved(space.geometry().dx); });
 }
 
 // ---------------------------------------------------------------------------------------------
 // The combined view: owned particles [0, n_own), then the halo copies.
+//
+// A layout (owners, order, halo copies) is kept while no vertex moved more than one cell since it
+// was made (advance: Space::migrate_if_moved). Region members stay in a kept layout however far
+// they move: the halo keeps the same copies, and the rings are fixed. Only positions change, so
+// only they are sent to the copies; the rest data stays from the layout's halo build. Whatever
+// the layout, check_reach stops a run at the first step where a member is a cell or more from its
+// region, as with a migration every step, so that every new layout finds every member.
 
 void ShapeMatching::gather_local(Space& space) {
+  if (space.layout_version() == layout_) {
+    ParticleHalo& halo = space.halo();
+    halo.update(space.particles(), {"position"});
+    std::copy_n(space.particles().positions(), 3 * n_own_, x_.begin());
+    std::copy_n(halo.particles().positions(), 3 * (n_ - n_own_), x_.begin() + 3 * n_own_);
+    kept_layout_ = true;
+    return;
+  }
+  layout_ = space.layout_version();
+  kept_layout_ = false;
   const ParticleSet& own = space.particles();
   const ParticleSet& halo = space.halo().particles();
   n_own_ = own.size();
@@ -115,6 +132,7 @@ void ShapeMatching::gather_local(Space& space) {
 // that are not here are counted in beyond_ (see check_reach).
 void ShapeMatching::build_rings(const Space& space) {
   beyond_ = 0;
+  if (kept_layout_) return;
   // The same ids may be split differently into owned and halo (after a re-balance): compare both.
   if (ids_ == ring_built_for_ && n_own_ == ring_built_own_) return;
   index_.build(ids_.data(), n_);

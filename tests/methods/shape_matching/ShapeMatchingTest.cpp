@@ -494,6 +494,37 @@ TEST(ShapeMatching, BitwiseIdenticalOnAnyRankCount) {
   }
 }
 
+// Issue 31 item 4b: the layout (owners, order, halo copies) is kept while no vertex moved a cell,
+// the halo copies getting only their positions, and redone when one did; the results stay bitwise
+// those of one rank alone, layout or not.
+TEST(ShapeMatching, KeptLayoutsGiveTheSameResults) {
+  const std::string floor =
+      "colliders: [{shape: plane, point: [0, -0.05, 0], normal: [0, 1, 0], friction: 0.5}]\n";
+  const std::string body = "examples: [{type: twist, angle: 90}], velocity: [1.0, 0, 0.3]";
+  SmRun everyone(MPI_COMM_WORLD, bar_scene(body, floor), {"gravity=[0, -9.8, 0]"});
+  SmRun alone(MPI_COMM_SELF, bar_scene(body, floor), {"gravity=[0, -9.8, 0]"});
+  int kept = 0, redone = 0;
+  for (int k = 0; k < 60; ++k) {
+    const std::uint64_t layout = everyone.space->layout_version();
+    everyone.step();
+    alone.step();
+    ++(everyone.space->layout_version() == layout ? kept : redone);
+  }
+  EXPECT_GT(kept, 30);
+  EXPECT_GT(redone, 2);
+  const std::vector<SmVertex> a = everyone.gather(), b = alone.gather();
+  ASSERT_EQ(a.size(), b.size());
+  Real moved = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].id, b[i].id);
+    ASSERT_EQ(std::memcmp(a[i].x, b[i].x, sizeof a[i].x), 0) << "vertex " << a[i].id;
+    ASSERT_EQ(std::memcmp(a[i].v, b[i].v, sizeof a[i].v), 0) << "vertex " << a[i].id;
+    ASSERT_EQ(std::memcmp(a[i].weights, b[i].weights, sizeof a[i].weights), 0) << "vertex " << a[i].id;
+    moved = std::max(moved, std::fabs(a[i].x[0] - a[i].rest[0]));
+  }
+  EXPECT_GT(moved, 0.12);  // more than a cell
+}
+
 TEST(ShapeMatching, RefusesAHaloSmallerThanTheEdges) {
   EXPECT_THROW(
       SmRun(MPI_COMM_WORLD, bar_scene("", "", 5, 3, 3), {"grid.dx=0.05", "bodies.0.particles_per_cell=1"}),
