@@ -85,18 +85,19 @@ void ShapeMatching::advance(Space& space, Real t, Real dt) {
   clock_.time(kExchange,
               [&] { space.halo().update_values(frames_.data(), kFrame, frames_.data() + kFrame * n_own_); });
   clock_.time(kIntegrate, [&] { integrate(space, t, dt); });
-  clock_.time(kMigrate, [&] { space.migrate_if_moved(space.geometry().dx); });
+  clock_.time(kMigrate, [&] { space.migrate_if_moved(space.geometry().block * space.geometry().dx); });
 }
 
 // ---------------------------------------------------------------------------------------------
 // The combined view: owned particles [0, n_own), then the halo copies.
 //
-// A layout (owners, order, halo copies) is kept while no vertex moved more than one cell since it
-// was made (advance: Space::migrate_if_moved). Region members stay in a kept layout however far
-// they move: the halo keeps the same copies, and the rings are fixed. Only positions change, so
-// only they are sent to the copies; the rest data stays from the layout's halo build. Whatever
-// the layout, check_reach stops a run at the first step where a member is a cell or more from its
-// region, as with a migration every step, so that every new layout finds every member.
+// A layout (owners, order, halo copies) is kept while no vertex moved more than one block since
+// it was made (advance: Space::migrate_if_moved). Region members stay in a kept layout however far
+// they move: the halo keeps the same copies, and the rings are fixed; the block only bounds how
+// far vertices stray from their owners' key ranges (locality, load balance). Only positions
+// change, so only they are sent to the copies; the rest data stays from the layout's halo build.
+// Whatever the layout, check_reach stops a run at the first step where a member is a cell or more
+// from its region, as with a migration every step, so that every new layout finds every member.
 
 void ShapeMatching::gather_local(Space& space) {
   if (space.layout_version() == layout_) {
