@@ -16,6 +16,11 @@ using RowMat3 = Eigen::Matrix<Real, 3, 3, Eigen::RowMajor>;
 
 enum Stage { kHalo, kFit, kProject, kExchange, kIntegrate, kMigrate };
 
+// Vertices never need a new layout for having moved (gather_local): the spine's own migrations
+// (the first step's, re-balancing, restarts) are the only ones. Its square stays finite, so that
+// Space::migrate_if_moved still migrates on its first call and when the vertex count changes.
+constexpr Real kKeptLayoutSlack = 1e150;
+
 }  // namespace
 
 ShapeMatching::ShapeMatching(const Scene& scene)
@@ -85,19 +90,19 @@ void ShapeMatching::advance(Space& space, Real t, Real dt) {
   clock_.time(kExchange,
               [&] { space.halo().update_values(frames_.data(), kFrame, frames_.data() + kFrame * n_own_); });
   clock_.time(kIntegrate, [&] { integrate(space, t, dt); });
-  clock_.time(kMigrate, [&] { space.migrate_if_moved(space.geometry().block * space.geometry().dx); });
+  clock_.time(kMigrate, [&] { space.migrate_if_moved(kKeptLayoutSlack); });
 }
 
 // ---------------------------------------------------------------------------------------------
 // The combined view: owned particles [0, n_own), then the halo copies.
 //
-// A layout (owners, order, halo copies) is kept while no vertex moved more than one block since
-// it was made (advance: Space::migrate_if_moved). Region members stay in a kept layout however far
-// they move: the halo keeps the same copies, and the rings are fixed; the block only bounds how
-// far vertices stray from their owners' key ranges (locality, load balance). Only positions
-// change, so only they are sent to the copies; the rest data stays from the layout's halo build.
-// Whatever the layout, check_reach stops a run at the first step where a member is a cell or more
-// from its region, as with a migration every step, so that every new layout finds every member.
+// A layout (owners, order, halo copies) is kept however far vertices move (advance:
+// Space::migrate_if_moved with kKeptLayoutSlack): region members stay in it, because the halo
+// keeps the same copies and the rings are fixed, and so do the vertex counts per rank, on which
+// the work depends (not on where the vertices are). Only positions change, so only they are sent
+// to the copies; the rest data stays from the layout's halo build. Whatever the layout,
+// check_reach stops a run at the first step where a member is a cell or more from its region, as
+// with a migration every step, so that every new layout (re-balance, restart) finds every member.
 
 void ShapeMatching::gather_local(Space& space) {
   if (space.layout_version() == layout_) {

@@ -10,8 +10,8 @@
 //   exchange        (T_r, c_r) to the halo copies                             one halo update
 //   integrate       g_i = mean over r ∋ i of T_r (x_i^0 − c_r^0) + c_r (Eq. 3), Eqs. (4)-(5),
 //                   collisions (§9 A8)                                          owned vertices
-//   migrate         only once some vertex moved a block since the last layout; a kept layout's halo
-//                   copies get their positions only (gather_local), the rest data stays
+//   (layout)        kept whatever the motion, redone only by the spine (re-balance, restart): the
+//                   halo copies get their positions only (gather_local), the rest data stays
 // Every sum runs over a region's members in id order and group weights are summed as integers
 // (core/ReproducibleSum.hpp), so results are bitwise the same on any rank count.
 #include <cstdint>
