@@ -7,7 +7,7 @@ example (twist for the bar, bend for the cylinder) resting on the floor; and a 1
 (100^3 lattice) on 1 and 2 ranks. The per-step times come from nendo's own report: t_sm (classic
 shape matching: fit + goals/integration + frame exchange), t_proj (the example projection: least
 squares, the integer all-reduce, weight rules, S~), t_tot (wall time of the time loop per step,
-halo and migration included). Bytes per particle: the peak resident sets of all ranks (libraries
+halo and migration included), and every stage of the report in ms per step. Bytes per particle: the peak resident sets of all ranks (libraries
 included) over the vertex count.
 
     python3 jobs/bench/shape_matching/run.py [--out /tmp/nendo-sm-bench] [--only SUBSTRING] [--build build]
@@ -56,7 +56,8 @@ def run(args, name, extra, steps, ranks, paper):
             "t_proj_ms": stages["projection"] * ms, "t_tot_ms": wall * ms,
             "steps_per_s": steps / wall, "particle_steps_per_s": vertices * steps / wall,
             "bytes_per_particle": rss * 1024 // vertices,
-            "paper_ms": "/".join("%g" % t for t in paper) if paper else ""}
+            "paper_ms": "/".join("%g" % t for t in paper) if paper else "",
+            "stages_ms": " ".join("%s %.3f" % (k, v * ms) for k, v in stages.items())}
 
 
 def main():
@@ -72,7 +73,8 @@ def main():
             continue
         for ranks in ranks_list:
             rows.append(run(args, name, extra, steps, ranks, paper))
-            print("%s, %d rank(s): %.3f ms per step" % (name, ranks, rows[-1]["t_tot_ms"]), flush=True)
+            print("%s, %d rank(s): %.3f ms per step; stages (ms per step, max over ranks): %s" % (
+                name, ranks, rows[-1]["t_tot_ms"], rows[-1]["stages_ms"]), flush=True)
     with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()

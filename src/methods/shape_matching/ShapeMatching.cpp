@@ -16,6 +16,11 @@ using RowMat3 = Eigen::Matrix<Real, 3, 3, Eigen::RowMajor>;
 
 enum Stage { kHalo, kFit, kProject, kExchange, kIntegrate, kMigrate };
 
+// Vertices never need a new layout for having moved (gather_local): the spine's own migrations
+// (the first step's, re-balancing, restarts) are the only ones. Its square stays finite, so that
+// Space::migrate_if_moved still migrates on its first call and when the vertex count changes.
+constexpr Real kKeptLayoutSlack = 1e150;
+
 }  // namespace
 
 ShapeMatching::ShapeMatching(const Scene& scene)
@@ -60,6 +65,11 @@ void ShapeMatching::register_fields(ParticleSet& particles) const {
   particles.add_field("projection", FieldType::Real, components_);
   particles.add_field("weights", FieldType::Real, std::max(1, n_max_) + 1);  // W' of the last step
   particles.add_field("stretch", FieldType::Real, 6);  // d_r = vec6(S_r − I) of the last step
+  // The last step's rotations as unit quaternions (w, x, y, z), where this step's polar
+  // decompositions start (RegionPolar.hpp, polar_from): R_r of the goals, and for the matched
+  // rotation with examples also the rotation of A_r that gives S_r.
+  particles.add_field("rotation", FieldType::Real, 4);
+  if (fits_rotation()) particles.add_field("fit_rotation", FieldType::Real, 4);
 }
 
 void ShapeMatching::initialize(Space& /*space*/) {}
@@ -80,13 +90,31 @@ void ShapeMatching::advance(Space& space, Real t, Real dt) {
   clock_.time(kExchange,
               [&] { space.halo().update_values(frames_.data(), kFrame, frames_.data() + kFrame * n_own_); });
   clock_.time(kIntegrate, [&] { integrate(space, t, dt); });
-  clock_.time(kMigrate, [&] { space.migrate(); });
+  clock_.time(kMigrate, [&] { space.migrate_if_moved(kKeptLayoutSlack); });
 }
 
 // ---------------------------------------------------------------------------------------------
 // The combined view: owned particles [0, n_own), then the halo copies.
+//
+// A layout (owners, order, halo copies) is kept however far vertices move (advance:
+// Space::migrate_if_moved with kKeptLayoutSlack): region members stay in it, because the halo
+// keeps the same copies and the rings are fixed, and so do the vertex counts per rank, on which
+// the work depends (not on where the vertices are). Only positions change, so only they are sent
+// to the copies; the rest data stays from the layout's halo build. Whatever the layout,
+// check_reach stops a run at the first step where a member is a cell or more from its region, as
+// with a migration every step, so that every new layout (re-balance, restart) finds every member.
 
 void ShapeMatching::gather_local(Space& space) {
+  if (space.layout_version() == layout_) {
+    ParticleHalo& halo = space.halo();
+    halo.update(space.particles(), {"position"});
+    std::copy_n(space.particles().positions(), 3 * n_own_, x_.begin());
+    std::copy_n(halo.particles().positions(), 3 * (n_ - n_own_), x_.begin() + 3 * n_own_);
+    kept_layout_ = true;
+    return;
+  }
+  layout_ = space.layout_version();
+  kept_layout_ = false;
   const ParticleSet& own = space.particles();
   const ParticleSet& halo = space.halo().particles();
   n_own_ = own.size();
@@ -110,6 +138,7 @@ void ShapeMatching::gather_local(Space& space) {
 // that are not here are counted in beyond_ (see check_reach).
 void ShapeMatching::build_rings(const Space& space) {
   beyond_ = 0;
+  if (kept_layout_) return;
   // The same ids may be split differently into owned and halo (after a re-balance): compare both.
   if (ids_ == ring_built_for_ && n_own_ == ring_built_own_) return;
   index_.build(ids_.data(), n_);
@@ -149,6 +178,8 @@ void ShapeMatching::fit_regions(Space& space) {
   Real* descriptor = space.particles().real("stretch");
   const std::int32_t* body = space.particles().int32("body");
   const Real reach = space.geometry().dx;
+  Real* last_rotation = space.particles().real("rotation");
+  Real* fit_rotation = fits_rotation() ? space.particles().real("fit_rotation") : nullptr;
   rotation_.resize(9 * n_own_);
   for (std::size_t r = 0; r < n_own_; ++r) {
     const std::uint32_t* member = &ring_member_[ring_offset_[r]];
@@ -177,11 +208,18 @@ void ShapeMatching::fit_regions(Space& space) {
       // R_r waits for S̃_r (project); S_r is only needed to project onto examples.
       Eigen::Map<RowMat3>{&rotation_[9 * r]} = apq;
       if (examples_[body[r]] > 0)
-        shape_matching::vec6(shape_matching::polar(A).S - Mat3::Identity(), descriptor + 6 * r);
+        shape_matching::vec6(shape_matching::polar_from(A, fit_rotation + 4 * r).S - Mat3::Identity(),
+                             descriptor + 6 * r);
       else
         std::fill_n(descriptor + 6 * r, 6, 0.0);
     } else {
-      const shape_matching::Polar polar = shape_matching::region_polar(A, apq, rotation_kind_ == kFromApq);
+      shape_matching::Polar polar;
+      if (rotation_kind_ == kFromApq) {
+        polar.R = shape_matching::rotation_from(apq, last_rotation + 4 * r);
+        polar.S = 0.5 * (polar.R.transpose() * A + A.transpose() * polar.R);
+      } else {
+        polar = shape_matching::polar_from(A, last_rotation + 4 * r);
+      }
       Eigen::Map<RowMat3>{&rotation_[9 * r]} = polar.R;
       shape_matching::vec6(polar.S - Mat3::Identity(), descriptor + 6 * r);
     }
@@ -199,6 +237,7 @@ void ShapeMatching::project(Space& space) {
   Real* weights = ps.real("weights");
   const int wc = ps.field("weights").components();
   const Real* descriptor = ps.real("stretch");
+  Real* last_rotation = ps.real("rotation");
   auto least_squares = [&](std::size_t r, int n, Real* w) {  // P_r d_r
     for (int k = 0; k < n; ++k) {
       w[k] = 0;
@@ -232,7 +271,9 @@ void ShapeMatching::project(Space& space) {
     const Eigen::Map<const RowMat3> stored(&rotation_[9 * r]);
     // matched: the rotation that best fits the distorted rest shape S̃_r q to the current positions,
     // polar(A_pq S̃_r); with S̃_r = I it is Müller's R. Its goals exert no torque on the region.
-    const Mat3 R = rotation_kind_ == kMatched ? shape_matching::polar(stored * target).R : Mat3(stored);
+    const Mat3 R = rotation_kind_ == kMatched
+                       ? shape_matching::rotation_from(stored * target, last_rotation + 4 * r)
+                       : Mat3(stored);
     Eigen::Map<RowMat3>{&frames_[kFrame * r]} = R * target;
   }
 }

@@ -10,8 +10,11 @@
 //   exchange        (T_r, c_r) to the halo copies                             one halo update
 //   integrate       g_i = mean over r ∋ i of T_r (x_i^0 − c_r^0) + c_r (Eq. 3), Eqs. (4)-(5),
 //                   collisions (§9 A8)                                          owned vertices
+//   (layout)        kept whatever the motion, redone only by the spine (re-balance, restart): the
+//                   halo copies get their positions only (gather_local), the rest data stays
 // Every sum runs over a region's members in id order and group weights are summed as integers
 // (core/ReproducibleSum.hpp), so results are bitwise the same on any rank count.
+#include <cstdint>
 #include <vector>
 
 #include "colliders/Collider.hpp"
@@ -41,6 +44,8 @@ class ShapeMatching final : public Method {
   int groups() const { return groups_; }  // reduced over ranks (global and slab groups)
 
  private:
+  // The matched rotation keeps a second rotation, of A_r, for bodies with examples.
+  bool fits_rotation() const { return rotation_kind_ == kMatched && n_max_ > 0; }
   void gather_local(Space& space);
   void build_rings(const Space& space);
   void fit_regions(Space& space);
@@ -75,6 +80,8 @@ class ShapeMatching final : public Method {
   std::vector<ParticleId> ring_built_for_;  // ids_ when the CSR was built
   std::size_t ring_built_own_ = 0;          // n_own_ then
   IdIndex index_;
+  std::uint64_t layout_ = ~std::uint64_t{0};  // Space::layout_version() of the combined view
+  bool kept_layout_ = false;                  // this step kept the last step's layout
   long beyond_ = 0;  // region members missing or beyond the halo's reach in this step
   // Per owned region: R_r (9), or A_pq for the matched rotation; frames (T_r, c_r) of owned and
   // halo regions.

@@ -261,6 +261,9 @@ std::vector<Real> ShapeMatching::seed_vertex(const BodySetup& body, std::size_t 
   for (int k = 0; k < capacity; ++k)
     ring[k] = k < static_cast<int>(region.count) ? static_cast<std::int32_t>(id_base + region.member[k]) : -1;
   std::copy_n(region.c0, 3, ps.real("rest_centroid") + 3 * p);
+  const Real identity[4] = {1, 0, 0, 0};  // the rotations the first step starts from
+  std::copy_n(identity, 4, ps.real("rotation") + 4 * p);
+  if (fits_rotation()) std::copy_n(identity, 4, ps.real("fit_rotation") + 4 * p);
   Eigen::Map<RowMat3>{ps.real("aqq_inv") + 9 * p} = region.aqq_inv;
   Real* stretch = ps.real("example_stretch") + components_ * p;
   std::fill_n(stretch, components_, 0.0);

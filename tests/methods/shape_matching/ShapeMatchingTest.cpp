@@ -5,6 +5,7 @@
 // (each run compared with the same run by one rank alone).
 #include <gtest/gtest.h>
 
+#include <Eigen/Geometry>
 #include <Eigen/SVD>
 #include <cmath>
 #include <cstring>
@@ -104,6 +105,84 @@ TEST(ShapeMatchingPolar, RotationTimesStretchIsTheMatrix) {
     EXPECT_LT((p.R.transpose() * p.R - Mat3::Identity()).norm(), 1e-12);
     EXPECT_NEAR(p.R.determinant(), 1.0, 1e-12);
     EXPECT_LT((p.S - p.S.transpose()).norm(), 1e-12 * A.norm());
+  }
+}
+
+// A rotation by `angle` about a random axis.
+Mat3 random_rotation(std::mt19937_64& random, Real angle) {
+  std::normal_distribution<Real> n(0, 1);
+  Eigen::Vector3d axis(n(random), n(random), n(random));
+  return Eigen::AngleAxisd(angle, axis.normalized()).toRotationMatrix();
+}
+
+// A stretch with eigenvalues in [0.7, 1.4] in a random frame.
+Mat3 random_stretch(std::mt19937_64& random) {
+  std::uniform_real_distribution<Real> u(0.7, 1.4);
+  const Mat3 Q = random_rotation(random, 2.0);
+  return Q * Eigen::Vector3d(u(random), u(random), u(random)).asDiagonal() * Q.transpose();
+}
+
+// The warm start (item 4a of issue 31) gives polar(A)'s rotation to round-off from any previous
+// rotation: within a few iterations from last step's nearby one, through polar() from scratch from
+// a rotation 170° away or for an inverted A (the SVD route, bitwise the same as polar()); a flat
+// region (det A = 0) converges to the SVD route's rotation.
+TEST(ShapeMatchingPolar, WarmStartGivesTheRotationFromScratch) {
+  std::mt19937_64 random(5);
+  std::uniform_real_distribution<Real> u(0, 1);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const Mat3 R = random_rotation(random, 3.1 * u(random)), S = random_stretch(random);
+    const Mat3 A = R * S;
+    const Real step = trial % 3 == 0 ? 1e-4 : trial % 3 == 1 ? 1e-2 : 0.3;  // rotation since the last step
+    Real q[4];
+    shape_matching::quaternion_of(random_rotation(random, step) * R, q);
+    const shape_matching::Polar scratch = shape_matching::polar(A);
+    Real q_iterated[4] = {q[0], q[1], q[2], q[3]};
+    Mat3 iterated;
+    const int iterations = shape_matching::warm_rotation(A, q_iterated, iterated);
+    ASSERT_GT(iterations, 0) << "trial " << trial;
+    EXPECT_LE(iterations, step < 1e-3 ? 2 : step < 0.1 ? 3 : 5) << "trial " << trial;
+    const shape_matching::Polar warm = shape_matching::polar_from(A, q);
+    EXPECT_LT((warm.R - scratch.R).norm(), 1e-14) << "trial " << trial;
+    EXPECT_LT((warm.S - scratch.S).norm(), 1e-14) << "trial " << trial;
+    EXPECT_LT((shape_matching::rotation_matrix(q) - scratch.R).norm(), 1e-14) << "trial " << trial;
+  }
+}
+
+TEST(ShapeMatchingPolar, WarmStartOnLargeRotationsFlatAndInvertedRegions) {
+  std::mt19937_64 random(6);
+  for (int trial = 0; trial < 500; ++trial) {
+    const Mat3 R = random_rotation(random, 1.0), S = random_stretch(random);
+    Real q[4];
+    // A region that turned by 170° in one step: Newton from the old rotation meets a Hessian that
+    // is not positive definite (for a rigid turn, 2 cos 170° about the axis) and polar() from
+    // scratch takes over.
+    const Mat3 turn = random_rotation(random, 170 * M_PI / 180);
+    shape_matching::quaternion_of(R, q);
+    Mat3 unused;
+    Real probe[4] = {q[0], q[1], q[2], q[3]};
+    EXPECT_EQ(shape_matching::warm_rotation(turn * R, probe, unused), 0) << "trial " << trial;
+    Mat3 A = turn * R * S;
+    EXPECT_LT((shape_matching::polar_from(A, q).R - shape_matching::polar(A).R).norm(), 1e-14);
+    // Flat (every vertex of the region on a floor plane, det A = 0): Newton still applies and
+    // gives the SVD route's rotation.
+    Mat3 flat = R * S;
+    flat.row(1).setZero();
+    const shape_matching::Polar svd = shape_matching::polar(flat);
+    Real q_flat[4];
+    shape_matching::quaternion_of(random_rotation(random, 1e-3) * svd.R, q_flat);
+    const shape_matching::Polar warm_flat = shape_matching::polar_from(flat, q_flat);
+    Real q_probe[4];
+    shape_matching::quaternion_of(random_rotation(random, 1e-3) * svd.R, q_probe);
+    EXPECT_GT(shape_matching::warm_rotation(flat, q_probe, unused), 0) << "trial " << trial;
+    EXPECT_LT((warm_flat.R - svd.R).norm(), 1e-14) << "trial " << trial;
+    EXPECT_LT((warm_flat.S - svd.S).norm(), 1e-14) << "trial " << trial;
+    // Inverted: the SVD route, bitwise polar()'s, and its rotation kept for the next step.
+    A = R * S;
+    A.col(trial % 3) *= -1;
+    const shape_matching::Polar warm = shape_matching::polar_from(A, q), scratch = shape_matching::polar(A);
+    EXPECT_EQ(std::memcmp(warm.R.data(), scratch.R.data(), sizeof(Real) * 9), 0);
+    EXPECT_EQ(std::memcmp(warm.S.data(), scratch.S.data(), sizeof(Real) * 9), 0);
+    EXPECT_LT((shape_matching::rotation_matrix(q) - scratch.R).norm(), 1e-14);
   }
 }
 
@@ -413,6 +492,38 @@ TEST(ShapeMatching, BitwiseIdenticalOnAnyRankCount) {
     ASSERT_EQ(std::memcmp(a[i].v, b[i].v, sizeof a[i].v), 0) << "vertex " << a[i].id;
     ASSERT_EQ(std::memcmp(a[i].weights, b[i].weights, sizeof a[i].weights), 0) << "vertex " << a[i].id;
   }
+}
+
+// Issue 31 item 4b: the layout (owners, order, halo copies) is kept however far the vertices move,
+// the halo copies getting only their positions, and redone only by the spine (here every 20 steps,
+// as a re-balance would); the results stay bitwise those of one rank alone, layout or not.
+TEST(ShapeMatching, KeptLayoutsGiveTheSameResults) {
+  const std::string floor =
+      "colliders: [{shape: plane, point: [0, -0.05, 0], normal: [0, 1, 0], friction: 0.1}]\n";
+  const std::string body = "examples: [{type: twist, angle: 90}], velocity: [3.0, 0, 1.0]";
+  SmRun everyone(MPI_COMM_WORLD, bar_scene(body, floor), {"gravity=[0, -9.8, 0]"});
+  SmRun alone(MPI_COMM_SELF, bar_scene(body, floor), {"gravity=[0, -9.8, 0]"});
+  int kept = 0, redone = 0;
+  for (int k = 0; k < 60; ++k) {
+    const std::uint64_t layout = everyone.space->layout_version();
+    everyone.step();
+    alone.step();
+    ++(everyone.space->layout_version() == layout ? kept : redone);
+    if (k % 20 == 10) everyone.space->migrate();
+  }
+  EXPECT_EQ(redone, 1);  // the first step's migration only
+  EXPECT_EQ(kept, 59);
+  const std::vector<SmVertex> a = everyone.gather(), b = alone.gather();
+  ASSERT_EQ(a.size(), b.size());
+  Real moved = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].id, b[i].id);
+    ASSERT_EQ(std::memcmp(a[i].x, b[i].x, sizeof a[i].x), 0) << "vertex " << a[i].id;
+    ASSERT_EQ(std::memcmp(a[i].v, b[i].v, sizeof a[i].v), 0) << "vertex " << a[i].id;
+    ASSERT_EQ(std::memcmp(a[i].weights, b[i].weights, sizeof a[i].weights), 0) << "vertex " << a[i].id;
+    moved = std::max(moved, std::fabs(a[i].x[0] - a[i].rest[0]));
+  }
+  EXPECT_GT(moved, 1.0);  // several blocks of 0.36 m, most of it in kept layouts
 }
 
 TEST(ShapeMatching, RefusesAHaloSmallerThanTheEdges) {
