@@ -1,7 +1,7 @@
 #include "decomposition/Space.hpp"
 
 #include <algorithm>
-#include <limits>
+#include <cmath>
 #include <utility>
 
 #include "core/Mpi.hpp"
@@ -47,31 +47,35 @@ void Space::migrate() {
   ghost_current_ = false;
   halo_current_ = false;
   ++layout_version_;
+  laid_out_count_ = particles_.size();
   if (tracks_motion_) {
     const Real* x = particles_.positions();
     laid_out_at_.assign(x, x + particles_.dimension() * particles_.size());
+  } else {
+    laid_out_at_ = {};
   }
 }
 
 bool Space::migrate_if_moved(Real slack) {
   const int dim = particles_.dimension();
   const Real* x = particles_.positions();
-  Real moved = 0;  // the largest squared displacement here; infinite when the set changed
-  if (!tracks_motion_ || laid_out_at_.size() != dim * particles_.size()) {
-    moved = std::numeric_limits<Real>::infinity();
-  } else {
-    for (std::size_t p = 0; p < particles_.size(); ++p) {
+  // The largest squared displacement here, and 1 where the set changed since the layout.
+  Real moved[2] = {0, laid_out_ && laid_out_count_ == particles_.size() ? Real(0) : Real(1)};
+  if (moved[1] == 0 && std::isfinite(slack)) {
+    if (laid_out_at_.size() != dim * particles_.size()) moved[1] = 1;  // positions were not kept
+    for (std::size_t p = 0; p < particles_.size() && moved[1] == 0; ++p) {
       Real d2 = 0;
       for (int a = 0; a < dim; ++a) {
         const Real d = x[dim * p + a] - laid_out_at_[dim * p + a];
         d2 += d * d;
       }
-      moved = std::max(moved, d2);
+      moved[0] = std::max(moved[0], d2);
     }
   }
-  MPI_Allreduce(MPI_IN_PLACE, &moved, 1, mpi::datatype<Real>(), MPI_MAX, comm_);
-  if (moved <= slack * slack) return false;
-  tracks_motion_ = true;
+  MPI_Allreduce(MPI_IN_PLACE, moved, 2, mpi::datatype<Real>(), MPI_MAX, comm_);
+  if (moved[1] == 0 && moved[0] <= slack * slack) return false;
+  laid_out_ = true;
+  tracks_motion_ = std::isfinite(slack);  // an infinite slack needs no positions
   migrate();
   return true;
 }

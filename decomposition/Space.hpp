@@ -36,7 +36,9 @@ class Space {
   // Migrates (returns true) only if some particle anywhere moved more than `slack` since the last
   // migration, or the particle count changed; otherwise keeps the layout — owners, order and halo
   // pattern — so that a method refreshes just the halo fields it needs (halo().update). A kept
-  // halo holds every copy within one block cell − 2 slack of each owned particle. Collective.
+  // halo holds every copy within one block cell − 2 slack of each owned particle. An infinite
+  // slack (a mesh method, whose stencil is fixed) migrates only for a changed count and keeps no
+  // positions. Collective.
   bool migrate_if_moved(Real slack);
   // Increases at every migration (load balance, emission and restart migrate too): a method whose
   // lists index particles rebuilds them when it changed.
@@ -66,8 +68,11 @@ class Space {
   bool ghost_current_ = false;
   bool halo_current_ = false;
   std::uint64_t layout_version_ = 0;
-  std::vector<Real> laid_out_at_;  // positions at the last migration, once migrate_if_moved is used
-  bool tracks_motion_ = false;
+  // Since migrate_if_moved was first called: the count and (finite slacks) the positions at the
+  // last migration.
+  bool laid_out_ = false, tracks_motion_ = false;
+  std::size_t laid_out_count_ = 0;
+  std::vector<Real> laid_out_at_;
 };
 
 }  // namespace nendo

@@ -121,17 +121,27 @@ void ShellKsp::resize(std::size_t n) {
   petsc_call(MatShellSetVecType(shell_, VECMPI), "MatShellSetVecType");
 }
 
-PetscErrorCode ShellKsp::mult(::Mat A, ::Vec x, ::Vec y) {
-  ShellKsp* self = nullptr;
-  PetscCall(MatShellGetContext(A, &self));
+namespace {
+
+// y = f(x) on the vectors' local arrays (the shell product and the shell preconditioner).
+template <class Function>
+PetscErrorCode apply_on_arrays(const Function& f, ::Vec x, ::Vec y) {
   const PetscScalar* in = nullptr;
   PetscScalar* out = nullptr;
   PetscCall(VecGetArrayRead(x, &in));
   PetscCall(VecGetArray(y, &out));
-  (*self->product_)(in, out);
+  f(in, out);
   PetscCall(VecRestoreArray(y, &out));
   PetscCall(VecRestoreArrayRead(x, &in));
   return 0;
+}
+
+}  // namespace
+
+PetscErrorCode ShellKsp::mult(::Mat A, ::Vec x, ::Vec y) {
+  ShellKsp* self = nullptr;
+  PetscCall(MatShellGetContext(A, &self));
+  return apply_on_arrays(*self->product_, x, y);
 }
 
 PetscErrorCode ShellKsp::diagonal(::Mat A, ::Vec d) {
@@ -148,14 +158,7 @@ PetscErrorCode ShellKsp::apply_preconditioner(PC pc, ::Vec r, ::Vec z) {
   ShellKsp* self = nullptr;
   PetscCall(PCShellGetContext(pc, &self));
   if (!self->preconditioner_) return VecCopy(r, z);
-  const PetscScalar* in = nullptr;
-  PetscScalar* out = nullptr;
-  PetscCall(VecGetArrayRead(r, &in));
-  PetscCall(VecGetArray(z, &out));
-  (*self->preconditioner_)(in, out);
-  PetscCall(VecRestoreArray(z, &out));
-  PetscCall(VecRestoreArrayRead(r, &in));
-  return 0;
+  return apply_on_arrays(*self->preconditioner_, r, z);
 }
 
 KspOutcome ShellKsp::solve(std::size_t n, const Product& product, const Real* diagonal, const Real* b,

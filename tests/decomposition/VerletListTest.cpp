@@ -33,6 +33,12 @@ ParticleSet seed(MPI_Comm comm) {
   return ps;
 }
 
+BlockGeometry geometry() {
+  BlockGeometry g;
+  g.dimension = 3, g.dx = kCell, g.block = 3;
+  return g;
+}
+
 struct Global {
   std::vector<ParticleId> id;
   std::vector<Real> x;
@@ -77,9 +83,7 @@ void expect_rows_exact(Space& space, const VerletList& list, const std::vector<R
 
 TEST(VerletList, RowsHoldEveryPairWithinTheSupportWhileTheLayoutIsKept) {
   const MPI_Comm comm = MPI_COMM_WORLD;
-  BlockGeometry g;
-  g.dimension = 3, g.dx = kCell, g.block = 3;
-  Space space(comm, g, seed(comm));
+  Space space(comm, geometry(), seed(comm));
   space.distribute();
   ASSERT_TRUE(space.migrate_if_moved(kSkin / 2));  // the first call lays out
   VerletList list;
@@ -125,9 +129,7 @@ TEST(VerletList, RowsHoldEveryPairWithinTheSupportWhileTheLayoutIsKept) {
 
 TEST(VerletList, ALayoutIsRedoneWhenTheParticleCountChanges) {
   const MPI_Comm comm = MPI_COMM_WORLD;
-  BlockGeometry g;
-  g.dimension = 3, g.dx = kCell, g.block = 3;
-  Space space(comm, g, seed(comm));
+  Space space(comm, geometry(), seed(comm));
   space.distribute();
   space.migrate_if_moved(kSkin / 2);
   const std::uint64_t version = space.layout_version();

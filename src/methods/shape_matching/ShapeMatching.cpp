@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/Mpi.hpp"
 #include "core/ReproducibleSum.hpp"
@@ -17,9 +18,8 @@ using RowMat3 = Eigen::Matrix<Real, 3, 3, Eigen::RowMajor>;
 enum Stage { kHalo, kFit, kProject, kExchange, kIntegrate, kMigrate };
 
 // Vertices never need a new layout for having moved (gather_local): the spine's own migrations
-// (the first step's, re-balancing, restarts) are the only ones. Its square stays finite, so that
-// Space::migrate_if_moved still migrates on its first call and when the vertex count changes.
-constexpr Real kKeptLayoutSlack = 1e150;
+// (the first step's, re-balancing, restarts) are the only ones.
+constexpr Real kKeptLayoutSlack = std::numeric_limits<Real>::infinity();
 
 }  // namespace
 

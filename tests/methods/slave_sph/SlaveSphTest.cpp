@@ -317,11 +317,15 @@ SolveRun run_counting_iterations(const std::string& text, int steps, bool warm) 
   return out;
 }
 
+// A rubber cube 1 mm above a floor with friction: it lands and settles.
+std::string settling_rubber_cube() {
+  return scene(kRubber, box("[0.02, 0.001, 0.0]", "[0.08, 0.061, 0.05]"),
+               "colliders:\n  - {shape: plane, point: [0, 0, 0], normal: [0, 1, 0], boundary: separate, "
+               "friction: 0.3}\n");
+}
+
 TEST(SlaveSphSolve, WarmStartSavesIterationsAndKeepsTheSolution) {
-  const std::string text =
-      scene(kRubber, box("[0.02, 0.001, 0.0]", "[0.08, 0.061, 0.05]"),
-            "colliders:\n  - {shape: plane, point: [0, 0, 0], normal: [0, 1, 0], boundary: separate, "
-            "friction: 0.3}\n");
+  const std::string text = settling_rubber_cube();
   const int steps = 30;
   const SolveRun warm = run_counting_iterations(text, steps, true);
   const SolveRun cold = run_counting_iterations(text, steps, false);
@@ -354,10 +358,7 @@ ListRun run_counting_rebuilds(MPI_Comm comm, const std::string& text, int steps)
 }
 
 TEST(SlaveSphNeighbours, ListsLastAcrossStepsWithTheSameBitsOnAnyRankCount) {
-  const std::string text =
-      scene(kRubber, box("[0.02, 0.001, 0.0]", "[0.08, 0.061, 0.05]"),
-            "colliders:\n  - {shape: plane, point: [0, 0, 0], normal: [0, 1, 0], boundary: separate, "
-            "friction: 0.3}\n");
+  const std::string text = settling_rubber_cube();
   const int steps = 40;
   const ListRun distributed = run_counting_rebuilds(MPI_COMM_WORLD, text, steps);
   EXPECT_GE(distributed.rebuilds, 1u);
