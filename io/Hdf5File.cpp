@@ -291,6 +291,48 @@ void Hdf5File::write_attribute(hid_t object, const std::string& name, const std:
   write_scalar_attribute(object, name, type.get(), type.get(), value.empty() ? "" : value.data());
 }
 
+namespace {
+// A variable-length UTF-8 string type.
+Hdf5Id variable_string_type(const Hdf5File& file, const std::string& what) {
+  Hdf5Id type(file.check(H5Tcopy(H5T_C_S1), what), H5Tclose);
+  file.check_status(H5Tset_size(type.get(), H5T_VARIABLE), what);
+  file.check_status(H5Tset_cset(type.get(), H5T_CSET_UTF8), what);
+  return type;
+}
+}  // namespace
+
+void Hdf5File::write_attribute(hid_t object, const std::string& name,
+                               const std::vector<std::string>& values) const {
+  const std::string what = "write attribute '" + name + "'";
+  Hdf5Id type = variable_string_type(*this, what);
+  const hsize_t count = values.size();
+  Hdf5Id space(check(H5Screate_simple(1, &count, nullptr), what), H5Sclose);
+  Hdf5Id attribute(
+      check(H5Acreate2(object, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), what),
+      H5Aclose);
+  std::vector<const char*> pointers;
+  for (const std::string& value : values) pointers.push_back(value.c_str());
+  if (!values.empty()) check_status(H5Awrite(attribute.get(), type.get(), pointers.data()), what);
+}
+
+std::vector<std::string> Hdf5File::read_strings_attribute(hid_t object, const std::string& name) const {
+  const std::string what = "read attribute '" + name + "'";
+  Hdf5Id attribute(check(H5Aopen(object, name.c_str(), H5P_DEFAULT), what), H5Aclose);
+  Hdf5Id space(check(H5Aget_space(attribute.get()), what), H5Sclose);
+  Hdf5Id stored(check(H5Aget_type(attribute.get()), what), H5Tclose);
+  if (H5Tget_class(stored.get()) != H5T_STRING || H5Tis_variable_str(stored.get()) <= 0 ||
+      H5Sget_simple_extent_ndims(space.get()) != 1)
+    throw Error("HDF5: attribute '" + name + "' in " + path_ + " is not a list of variable-length strings");
+  const hssize_t count = H5Sget_simple_extent_npoints(space.get());
+  std::vector<char*> pointers(static_cast<std::size_t>(count), nullptr);
+  Hdf5Id type = variable_string_type(*this, what);
+  if (count > 0) check_status(H5Aread(attribute.get(), type.get(), pointers.data()), what);
+  std::vector<std::string> values;
+  for (char* pointer : pointers) values.emplace_back(pointer ? pointer : "");
+  if (count > 0) H5Dvlen_reclaim(type.get(), space.get(), H5P_DEFAULT, pointers.data());
+  return values;
+}
+
 std::string Hdf5File::read_string_attribute(hid_t object, const std::string& name) const {
   const std::string what = "read attribute '" + name + "'";
   Hdf5Id attribute(check(H5Aopen(object, name.c_str(), H5P_DEFAULT), what), H5Aclose);

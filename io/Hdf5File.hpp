@@ -100,10 +100,13 @@ class Hdf5File {
   void write_attribute(hid_t object, const std::string& name, const char* value) const {
     write_attribute(object, name, std::string(value));
   }
+  // A 1D attribute of variable-length UTF-8 strings (h5py reads it as a list of str).
+  void write_attribute(hid_t object, const std::string& name, const std::vector<std::string>& values) const;
   double read_double_attribute(hid_t object, const std::string& name) const;
   std::int64_t read_int64_attribute(hid_t object, const std::string& name) const;
   std::uint64_t read_uint64_attribute(hid_t object, const std::string& name) const;
   std::string read_string_attribute(hid_t object, const std::string& name) const;
+  std::vector<std::string> read_strings_attribute(hid_t object, const std::string& name) const;
   bool has_attribute(hid_t object, const std::string& name) const;
 
   // Small datasets that every rank knows alike (a checkpoint's splitters, method state, scene

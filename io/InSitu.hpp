@@ -6,10 +6,13 @@
 // Channels (the registrationName a script's TrivialProducer uses, DESIGN.md "Files"):
 //   particles  vtkPolyData, one piece per rank: a vertex per particle, every field as point data
 //              (2D: z = 0, vectors and tensors padded to 3 and 3x3); a d x d "stress" adds the
-//              invariants "pressure" (-tr(sigma)/d) and "von_mises" (sqrt(3/2 s:s), s its deviator)
+//              invariants "pressure" (-tr(sigma)/d) and "von_mises" (sqrt(3/2 s:s), s its deviator).
+//              With labels, field data "method", "material_names" (index = "material") and
+//              "units" ("name: unit" per point array), and each array's vtkDataArray::UNITS_LABEL
 //   blocks     vtkUnstructuredGrid, one piece per rank: the rank's particle blocks as hexahedra
 //              (2D: quads) with cell data "rank" and "particles"
-//   mesh       vtkUnstructuredGrid of tetrahedra with vertex fields (the mesh methods)
+//   mesh       vtkUnstructuredGrid of tetrahedra with vertex fields (the mesh methods), labelled
+//              as the particles
 // A channel is built only when a script asks for it at that step (RequestDataDescription), so
 // a step no script wants costs one call into Catalyst.
 #include <mpi.h>
@@ -22,6 +25,7 @@
 #include "decomposition/BlockGeometry.hpp"
 #include "decomposition/ParticleBlocks.hpp"
 #include "decomposition/ParticleSet.hpp"
+#include "io/ParticleFile.hpp"
 
 namespace nendo {
 
@@ -54,6 +58,7 @@ struct InSituData {
   const BlockGeometry* geometry = nullptr;
   int rank = 0;
   TetMeshView mesh;
+  const ParticleLabels* labels = nullptr;  // method, units, material names; null: none
 };
 
 class CatalystAdaptor {

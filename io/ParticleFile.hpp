@@ -2,12 +2,18 @@
 // The particle output file, shared by ParticleWriter, ParticleReader and XdmfSeries.
 //
 // DIR/particles_NNNNNN.h5 (NNNNNN = output index, 6 digits):
-//   /                     attributes time (float64), step (int64), dimension (int32)
+//   /                     attributes time (float64), step (int64), dimension (int32), and method
+//                         (string) when the writer knows it
 //   /particles            attribute count (uint64) = N, the global number of particles
 //   /particles/<field>    one dataset per field, shape (N,) for 1 component, (N, components)
-//                         otherwise; float64, int32 or uint64 as the field is. "id" and "position"
-//                         are always present. Particles appear in rank order, each rank's in its
-//                         own order: sort by id to compare files written on different rank counts.
+//                         otherwise; float64 (float32 in single precision), int32 or uint64 as the
+//                         field is; attribute unit (string, SI: "m", "m/s", "Pa", "1" for
+//                         dimensionless) when the writer knows it. /particles/material carries the
+//                         material names (attribute names, strings, index = material). Compressed
+//                         files store every dataset in chunks through HDF5's shuffle and deflate
+//                         filters, which any HDF5 reader decodes. "id" and "position" are always
+//                         present. Particles appear in rank order, each rank's in its own order:
+//                         sort by id to compare files written on different rank counts.
 //   /xdmf/polyvertex      int64 0..N-1, the Polyvertex connectivity of particles.xdmf (see
 //                         XdmfSeries.hpp for why it is explicit); not a particle field.
 // Runs of mesh methods (FEM) add the mesh, which mesh.xdmf shows:
@@ -15,6 +21,7 @@
 //   /mesh/tets            int64 (T, 4): each tet's corners as rows of the /particles datasets
 //   /mesh/fields/<name>   int32 (T,): a value per tet, e.g. "level" (the FEM hierarchy level)
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,6 +33,21 @@ struct ParticleFileField {
   std::string name;
   FieldType type = FieldType::Real;
   int components = 1;
+  bool single_precision = false;  // a Real field stored as float32
+  std::string unit;               // "" when the file does not say
+};
+
+// How the datasets of a particle file are stored. Checkpoints keep the default: exact doubles.
+struct ParticleStorage {
+  bool single_precision = false;  // Real fields as float32
+  int deflate_level = 0;          // 0: contiguous, uncompressed; 1..9: chunked, shuffle + deflate
+};
+
+// What a particle file says about its contents besides the values.
+struct ParticleLabels {
+  std::string method;                        // root attribute "method"; "" for none
+  std::vector<std::string> material_names;   // attribute "names" of /particles/material
+  std::map<std::string, std::string> units;  // field name -> attribute "unit" of its dataset
 };
 
 // What one particles_NNNNNN.h5 holds: enough to index it in the XDMF series without reading data.
@@ -39,6 +61,8 @@ struct ParticleFileInfo {
   bool has_mesh = false;                      // the file holds /mesh
   std::uint64_t tets = 0;                     // T
   std::vector<ParticleFileField> tet_fields;  // every /mesh/fields dataset
+  std::string method;                         // "" when the file does not say
+  std::vector<std::string> material_names;    // empty when the file does not say
 };
 
 // Names with a fixed-width number, "<prefix><number><suffix>" (outputs, checkpoints). The name

@@ -35,15 +35,16 @@ ParticleFileField describe_dataset(const Hdf5File& file, const std::string& grou
   const H5T_class_t type_class = H5Tget_class(type.get());
   const std::size_t size = H5Tget_size(type.get());
   const H5T_sign_t sign = type_class == H5T_INTEGER ? H5Tget_sign(type.get()) : H5T_SGN_ERROR;
-  if (type_class == H5T_FLOAT && size == 8)
+  if (type_class == H5T_FLOAT && (size == 8 || size == 4)) {
     field.type = FieldType::Real;
-  else if (type_class == H5T_INTEGER && size == 4 && sign == H5T_SGN_2)
+    field.single_precision = size == 4;
+  } else if (type_class == H5T_INTEGER && size == 4 && sign == H5T_SGN_2)
     field.type = FieldType::Int32;
   else if (type_class == H5T_INTEGER && size == 8 && sign == H5T_SGN_NONE)
     field.type = FieldType::UInt64;
   else
     throw Error("particle file " + file.path() + ": dataset " + dataset_name +
-                " is not float64, int32 or uint64");
+                " is not float64, float32, int32 or uint64");
   hsize_t dims[2] = {0, 0};
   const int rank = H5Sget_simple_extent_ndims(space.get());
   if (rank < 1 || rank > 2)
@@ -53,6 +54,8 @@ ParticleFileField describe_dataset(const Hdf5File& file, const std::string& grou
   if (dims[0] != count)
     throw Error("particle file " + file.path() + ": dataset " + dataset_name + " has " +
                 std::to_string(dims[0]) + " rows, " + group + " count is " + std::to_string(count));
+  if (file.has_attribute(dataset.get(), "unit"))
+    field.unit = file.read_string_attribute(dataset.get(), "unit");
   return field;
 }
 
@@ -101,7 +104,13 @@ ParticleFileInfo read_header(const Hdf5File& file) {
   if (info.fields[0].type != FieldType::UInt64 || info.fields[0].components != 1)
     throw Error("particle file " + file.path() + ": /particles/id is not uint64 (N,)");
   if (info.fields[1].type != FieldType::Real || info.fields[1].components != info.dimension)
-    throw Error("particle file " + file.path() + ": /particles/position is not float64 (N, dimension)");
+    throw Error("particle file " + file.path() + ": /particles/position is not floating (N, dimension)");
+  if (file.has_attribute(file.id(), "method")) info.method = file.read_string_attribute(file.id(), "method");
+  if (std::find(names.begin(), names.end(), "material") != names.end()) {
+    Hdf5Id material = file.open_dataset("/particles/material");
+    if (file.has_attribute(material.get(), "names"))
+      info.material_names = file.read_strings_attribute(material.get(), "names");
+  }
   read_mesh_header(file, info);
   return info;
 }

@@ -26,10 +26,11 @@ struct Hdf5Types {
   hid_t memory;
 };
 
-Hdf5Types hdf5_types(FieldType type) {
+// single_precision: a Real field is stored as float32 (HDF5 converts it on the write).
+Hdf5Types hdf5_types(FieldType type, bool single_precision = false) {
   switch (type) {
     case FieldType::Real:
-      return {H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE};
+      return {single_precision ? H5T_IEEE_F32LE : H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE};
     case FieldType::Int32:
       return {H5T_STD_I32LE, H5T_NATIVE_INT32};
     case FieldType::UInt64:
@@ -159,15 +160,34 @@ GlobalRows global_rows(MPI_Comm comm, std::uint64_t count) {
   return rows;
 }
 
+// How a dataset of `dims` (rank 1 or 2) is laid out: contiguous, or with deflate_level > 0 in
+// chunks of whole rows, about 1 MiB each, through the shuffle (bytes of a number grouped: the
+// exponents of neighbouring values compress well) and deflate filters. Parallel HDF5 writes
+// filtered chunks collectively only; every dataset write here is collective.
+Hdf5Id creation_properties(const Hdf5File& file, const std::string& what, int rank, const hsize_t dims[2],
+                           hid_t file_type, int deflate_level) {
+  Hdf5Id properties(file.check(H5Pcreate(H5P_DATASET_CREATE), what), H5Pclose);
+  if (deflate_level <= 0 || dims[0] == 0) return properties;  // no chunk of an empty dataset
+  const hsize_t row_bytes = H5Tget_size(file_type) * (rank == 2 ? dims[1] : 1);
+  const hsize_t chunk[2] = {std::clamp<hsize_t>((hsize_t(1) << 20) / row_bytes, 1, dims[0]), dims[1]};
+  file.check_status(H5Pset_chunk(properties.get(), rank, chunk), what);
+  file.check_status(H5Pset_shuffle(properties.get()), what);
+  file.check_status(H5Pset_deflate(properties.get(), static_cast<unsigned>(deflate_level)), what);
+  file.check_status(H5Pset_fill_time(properties.get(), H5D_FILL_TIME_NEVER), what);  // every row is written
+  return properties;
+}
+
 // Collective: one (total,) or (total, components) dataset; this rank's count rows at offset.
 Hdf5Id write_dataset(const Hdf5File& file, const std::string& name, Hdf5Types types, int components,
-                     std::uint64_t count, std::uint64_t offset, std::uint64_t total, const void* data) {
+                     std::uint64_t count, std::uint64_t offset, std::uint64_t total, const void* data,
+                     int deflate_level = 0) {
   const std::string what = "write dataset " + name;
   const int rank = components == 1 ? 1 : 2;
   const hsize_t dims[2] = {total, static_cast<hsize_t>(components)};
   Hdf5Id file_space(file.check(H5Screate_simple(rank, dims, nullptr), what), H5Sclose);
+  Hdf5Id properties = creation_properties(file, what, rank, dims, types.file, deflate_level);
   Hdf5Id dataset(file.check(H5Dcreate2(file.id(), name.c_str(), types.file, file_space.get(), H5P_DEFAULT,
-                                       H5P_DEFAULT, H5P_DEFAULT),
+                                       properties.get(), H5P_DEFAULT),
                             "create dataset " + name),
                  H5Dclose);
   Hdf5Id memory_space;
@@ -195,16 +215,49 @@ Hdf5Id write_dataset(const Hdf5File& file, const std::string& name, Hdf5Types ty
   return dataset;
 }
 
+// Collective: the unit of a dataset, when the labels know its field.
+void write_unit(const Hdf5File& file, hid_t dataset, const std::string& field, const ParticleLabels& labels) {
+  const auto unit = labels.units.find(field);
+  if (unit != labels.units.end()) file.write_attribute(dataset, "unit", unit->second);
+}
+
+// The bytes a dataset takes in the file (compressed, when it is).
+std::uint64_t stored_bytes(hid_t dataset) { return H5Dget_storage_size(dataset); }
+
 // Collective: /mesh, this rank's tets and tet field values at its rows of the global datasets.
-void write_mesh(const Hdf5File& file, const FileMesh& mesh, const GlobalRows& tets) {
+// Returns the bytes its datasets take in the file.
+std::uint64_t write_mesh(const Hdf5File& file, const FileMesh& mesh, const GlobalRows& tets,
+                         const ParticleFileOptions& options) {
+  const int deflate = options.storage.deflate_level;
   Hdf5Id group = file.create_group("/mesh");
   file.write_attribute(group.get(), "count", tets.total);
-  write_dataset(file, "/mesh/tets", {H5T_STD_I64LE, H5T_NATIVE_INT64}, 4, tets.count, tets.offset, tets.total,
-                mesh.tets.data());
+  std::uint64_t bytes =
+      stored_bytes(write_dataset(file, "/mesh/tets", {H5T_STD_I64LE, H5T_NATIVE_INT64}, 4, tets.count,
+                                 tets.offset, tets.total, mesh.tets.data(), deflate)
+                       .get());
   Hdf5Id fields = file.create_group("/mesh/fields");
-  for (const TetField& field : mesh.tet_fields)
-    write_dataset(file, "/mesh/fields/" + field.name, hdf5_types(FieldType::Int32), 1, tets.count,
-                  tets.offset, tets.total, field.values.data());
+  for (const TetField& field : mesh.tet_fields) {
+    Hdf5Id dataset = write_dataset(file, "/mesh/fields/" + field.name, hdf5_types(FieldType::Int32), 1,
+                                   tets.count, tets.offset, tets.total, field.values.data(), deflate);
+    write_unit(file, dataset.get(), field.name, options.labels);
+    bytes += stored_bytes(dataset.get());
+  }
+  return bytes;
+}
+
+// Collective: one field's dataset with its unit, the material names, and the checksum when given.
+// Returns the bytes it takes in the file.
+std::uint64_t write_field(const Hdf5File& file, const ParticleField& field, const GlobalRows& rows,
+                          const ParticleFileOptions& options, const std::uint64_t* checksum) {
+  const ParticleStorage& storage = options.storage;
+  Hdf5Id dataset = write_dataset(file, "/particles/" + field.name(),
+                                 hdf5_types(field.type(), storage.single_precision), field.components(),
+                                 rows.count, rows.offset, rows.total, field.raw(), storage.deflate_level);
+  write_unit(file, dataset.get(), field.name(), options.labels);
+  if (field.name() == "material" && !options.labels.material_names.empty())
+    file.write_attribute(dataset.get(), "names", options.labels.material_names);
+  if (checksum) file.write_attribute(dataset.get(), "checksum", *checksum);
+  return stored_bytes(dataset.get());
 }
 
 // Collective: the checksum of a field over all ranks (each rank adds its rows at their global rows).
@@ -258,8 +311,13 @@ std::string sync_path(const std::string& path, bool directory) {
 }  // namespace
 
 ParticleWriter::ParticleWriter(MPI_Comm comm, std::string directory, std::vector<std::string> fields,
-                               int first_index)
-    : comm_(comm), directory_(std::move(directory)), fields_(std::move(fields)), next_index_(first_index) {
+                               int first_index, ParticleStorage storage, ParticleLabels labels)
+    : comm_(comm),
+      directory_(std::move(directory)),
+      fields_(std::move(fields)),
+      next_index_(first_index),
+      storage_(storage),
+      labels_(std::move(labels)) {
   particle_file_name(first_index);  // range check, the same on every rank
   std::string error;
   if (mpi::rank(comm_) == 0) {
@@ -278,6 +336,8 @@ ParticleFileInfo ParticleWriter::write(const ParticleSet& particles, double time
   const std::string path = (std::filesystem::path(directory_) / particle_file_name(next_index_)).string();
   ParticleFileOptions options;
   options.mesh = mesh;
+  options.storage = storage_;
+  options.labels = labels_;
   ParticleFileInfo info = write_file(comm_, path, particles, fields_, time, step, next_index_, options);
   ++next_index_;
   std::string error;
@@ -312,8 +372,15 @@ ParticleFileInfo ParticleWriter::write_file(MPI_Comm comm, const std::string& pa
   info.step = step;
   info.dimension = particles.dimension();
   info.count = total;
-  for (const ParticleField* field : fields)
-    info.fields.push_back({field->name(), field->type(), field->components()});
+  for (const ParticleField* field : fields) {
+    const auto unit = options.labels.units.find(field->name());
+    info.fields.push_back({field->name(), field->type(), field->components(),
+                           options.storage.single_precision && field->type() == FieldType::Real,
+                           unit == options.labels.units.end() ? "" : unit->second});
+  }
+  info.method = options.labels.method;
+  if (std::find(field_names.begin(), field_names.end(), "material") != field_names.end())
+    info.material_names = options.labels.material_names;
   if (options.mesh) {
     info.has_mesh = true;
     info.tets = tets.total;
@@ -322,9 +389,10 @@ ParticleFileInfo ParticleWriter::write_file(MPI_Comm comm, const std::string& pa
   }
 
   const std::string temporary = path + ".tmp";
-  std::uint64_t bytes = 0;  // the particle data the file will hold
+  std::uint64_t bytes = 0;  // the particle data the file will hold at most (uncompressed, as double)
   for (const ParticleField* field : fields) bytes += total * field->bytes_per_particle();
   check_space(comm, path, bytes);
+  std::uint64_t stored = 0;  // the data bytes HDF5 put into the file
   // Checksums first: they take collective sums, which must not interleave with a failure below.
   std::vector<std::uint64_t> checksums;
   if (options.checksums)
@@ -350,25 +418,25 @@ ParticleFileInfo ParticleWriter::write_file(MPI_Comm comm, const std::string& pa
       file->write_attribute(file->id(), "time", time);
       file->write_attribute(file->id(), "step", step);
       file->write_attribute(file->id(), "dimension", static_cast<std::int32_t>(particles.dimension()));
+      if (!options.labels.method.empty()) file->write_attribute(file->id(), "method", options.labels.method);
       Hdf5Id group = file->create_group("/particles");
       file->write_attribute(group.get(), "count", total);
     });
     for (std::size_t f = 0; f < fields.size(); ++f)
       agreed([&] {
-        const ParticleField& field = *fields[f];
-        Hdf5Id dataset = write_dataset(*file, "/particles/" + field.name(), hdf5_types(field.type()),
-                                       field.components(), count, offset, total, field.raw());
-        if (options.checksums) file->write_attribute(dataset.get(), "checksum", checksums[f]);
+        stored += write_field(*file, *fields[f], rows, options, options.checksums ? &checksums[f] : nullptr);
       });
     if (options.polyvertex)
       agreed([&] {
         Hdf5Id xdmf = file->create_group("/xdmf");
         std::vector<std::int64_t> vertices(count);
         std::iota(vertices.begin(), vertices.end(), static_cast<std::int64_t>(offset));
-        write_dataset(*file, "/xdmf/polyvertex", {H5T_STD_I64LE, H5T_NATIVE_INT64}, 1, count, offset, total,
-                      vertices.data());
+        stored +=
+            stored_bytes(write_dataset(*file, "/xdmf/polyvertex", {H5T_STD_I64LE, H5T_NATIVE_INT64}, 1, count,
+                                       offset, total, vertices.data(), options.storage.deflate_level)
+                             .get());
       });
-    if (options.mesh) agreed([&] { write_mesh(*file, *options.mesh, tets); });
+    if (options.mesh) agreed([&] { stored += write_mesh(*file, *options.mesh, tets, options); });
     if (options.finish) agreed([&] { options.finish(*file); });
     agreed([&] { file->close(); });
     // Each rank syncs the file itself (H5Fflush's MPI_File_sync would leave the others waiting in
@@ -379,7 +447,7 @@ ParticleFileInfo ParticleWriter::write_file(MPI_Comm comm, const std::string& pa
         if (!failure.empty()) throw Error(failure);
       });
     // A file with holes is read back; unless the file system compresses, that is a lost write.
-    if (stored_less_than(comm, temporary, bytes))
+    if (stored_less_than(comm, temporary, stored))
       agreed([&] {
         try {
           ParticleReader::read(comm, temporary, nullptr, options.checksums);

@@ -37,10 +37,12 @@ struct FileMesh {
 
 // What write_file adds to a plain output file; a checkpoint (io/Checkpoint.hpp) uses all of it.
 struct ParticleFileOptions {
-  bool polyvertex = true;  // /xdmf/polyvertex, the connectivity particles.xdmf points to
-  bool checksums = false;  // a "checksum" attribute (uint64, io/Checksum.hpp) on each /particles dataset
-  bool sync = false;       // flushed to the disk (MPI_File_sync, fsync) before the rename, and the
-                           // directory after it
+  bool polyvertex = true;   // /xdmf/polyvertex, the connectivity particles.xdmf points to
+  bool checksums = false;   // a "checksum" attribute (uint64, io/Checksum.hpp) on each /particles dataset
+  ParticleStorage storage;  // float32 and compression for outputs; checkpoints keep the default
+  ParticleLabels labels;    // the method, units and material names the file carries
+  bool sync = false;        // flushed to the disk (MPI_File_sync, fsync) before the rename, and the
+                            // directory after it
   const FileMesh* mesh = nullptr;  // /mesh, after the particles; given on every rank or on none
   // Called collectively after the particles are written, before the sync and the close: more
   // groups and attributes (a checkpoint's /meta and its completeness marker).
@@ -53,8 +55,10 @@ class ParticleWriter {
   // fields: the fields written besides "id" and "position", which are always written (listing
   // them too is harmless). first_index: the index of the first output; a restart passes the
   // next index and the XDMF series then starts from the complete outputs already in directory
-  // with a smaller index (rank 0 re-reads their headers, XdmfSeries::scan).
-  ParticleWriter(MPI_Comm comm, std::string directory, std::vector<std::string> fields, int first_index = 0);
+  // with a smaller index (rank 0 re-reads their headers, XdmfSeries::scan). storage and labels
+  // apply to every file (ParticleFileOptions).
+  ParticleWriter(MPI_Comm comm, std::string directory, std::vector<std::string> fields, int first_index = 0,
+                 ParticleStorage storage = {}, ParticleLabels labels = {});
 
   // Collective. Writes directory/particles_NNNNNN.h5 with NNNNNN = next_index(), adds it to
   // directory/particles.xdmf (and a mesh to directory/mesh.xdmf) and advances next_index().
@@ -80,6 +84,8 @@ class ParticleWriter {
   std::string directory_;
   std::vector<std::string> fields_;
   int next_index_;
+  ParticleStorage storage_;
+  ParticleLabels labels_;
   std::optional<XdmfSeries> series_;  // rank 0 only
 };
 

@@ -43,10 +43,11 @@ std::string full_precision(double value) {
 }
 
 // NumberType and Precision of a field as XDMF declares it (uint64 as Int 8: see the header).
-std::string number_type(FieldType type) {
+std::string number_type(FieldType type, bool single_precision = false) {
   switch (type) {
     case FieldType::Real:
-      return "NumberType=\"Float\" Precision=\"8\"";
+      return single_precision ? "NumberType=\"Float\" Precision=\"4\""
+                              : "NumberType=\"Float\" Precision=\"8\"";
     case FieldType::Int32:
       return "NumberType=\"Int\" Precision=\"4\"";
     case FieldType::UInt64:
@@ -86,14 +87,17 @@ void nodes(std::ostringstream& out, const ParticleFileInfo& entry) {
   const std::string file = particle_file_name(entry.index);
   const std::uint64_t n = entry.count;
   out << "        <Geometry GeometryType=\"" << (entry.dimension == 2 ? "XY" : "XYZ") << "\">\n";
-  data_item(out, "          ", file, "/particles/position", n, entry.dimension, number_type(FieldType::Real));
+  for (const ParticleFileField& field : entry.fields)
+    if (field.name == "position")
+      data_item(out, "          ", file, "/particles/position", n, entry.dimension,
+                number_type(FieldType::Real, field.single_precision));
   out << "        </Geometry>\n";
   for (const ParticleFileField& field : entry.fields) {
     if (field.name == "position") continue;
     out << "        <Attribute Name=\"" << escape_xml(field.name) << "\" AttributeType=\""
         << attribute_type(field.components) << "\" Center=\"Node\">\n";
     data_item(out, "          ", file, "/particles/" + field.name, n, field.components,
-              number_type(field.type));
+              number_type(field.type, field.single_precision));
     out << "        </Attribute>\n";
   }
 }

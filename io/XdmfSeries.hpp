@@ -22,6 +22,8 @@
 //  - uint64 fields (the id) are declared NumberType="Int" Precision="8": the XDMF 3 HDF5
 //    controller has no UInt64 read path (it throws "Unknown XdmfArrayType"), while HDF5 converts
 //    the stored uint64 to int64 on read; ids stay below 2^63.
+//  - Floating fields are declared NumberType="Float" with Precision="8", or "4" for the float32
+//    of single-precision outputs: the reader takes the stored type from the declaration.
 //  - Geometry is "XY" in 2D (VTK pads z = 0) and "XYZ" in 3D, from /particles/position.
 //  - The mesh is a series of its own, not a second grid per time step in particles.xdmf: a
 //    spatial collection of both makes the reader's output a vtkMultiBlockDataSet with every

@@ -3,6 +3,7 @@
 #include <petscsys.h>
 
 #include "core/Error.hpp"
+#include "solvers/PetscLog.hpp"
 
 namespace nendo {
 
@@ -14,10 +15,12 @@ char*** command_line = nullptr;
 PetscSession::PetscSession(int* argc, char*** argv) {
   if (PetscInitialize(argc, argv, nullptr, nullptr) != 0) throw Error("PetscInitialize failed");
   command_line_count = argc, command_line = argv;
+  stage_log_ = std::make_unique<PetscStageLog>();
 }
 
 PetscSession::~PetscSession() {
   command_line_count = nullptr, command_line = nullptr;
+  stage_log_.reset();
   PetscFinalize();
 }
 

@@ -223,14 +223,15 @@ void ParaViewCatalyst::execute(const InSituData& data) {
   vtkCPDataDescription& description = *description_;
   if (r.particles) {
     if (!data.particles) throw Error("Catalyst: the particles were requested but not given");
-    description.GetInputDescriptionByName("particles")->SetGrid(particles_piece(*data.particles));
+    description.GetInputDescriptionByName("particles")
+        ->SetGrid(particles_piece(*data.particles, data.labels));
   }
   if (r.blocks) {
     if (!data.blocks || !data.geometry) throw Error("Catalyst: the blocks were requested but not given");
     description.GetInputDescriptionByName("blocks")->SetGrid(
         blocks_piece(*data.blocks, *data.geometry, data.rank));
   }
-  if (r.mesh) description.GetInputDescriptionByName("mesh")->SetGrid(mesh_piece(data.mesh));
+  if (r.mesh) description.GetInputDescriptionByName("mesh")->SetGrid(mesh_piece(data.mesh, data.labels));
   // A script that raises (at its import or in catalyst_execute) stops the run: images and
   // extracts silently missing for the rest of a long run would cost more.
   int ok = in_directory(directory_, [&] { return processor_->CoProcess(description_); });

@@ -3,12 +3,17 @@
 #include <vtkCellArray.h>
 #include <vtkCellData.h>
 #include <vtkCellType.h>
+#include <vtkDataSet.h>
 #include <vtkDoubleArray.h>
+#include <vtkFieldData.h>
 #include <vtkIdTypeArray.h>
+#include <vtkInformation.h>
+#include <vtkInformationStringKey.h>
 #include <vtkIntArray.h>
 #include <vtkPointData.h>
 #include <vtkPoints.h>
 #include <vtkPolyData.h>
+#include <vtkStringArray.h>
 #include <vtkTypeUInt64Array.h>
 #include <vtkUnsignedCharArray.h>
 #include <vtkUnstructuredGrid.h>
@@ -117,6 +122,32 @@ void add_stress_invariants(const ParticleSet& set, vtkPointData* data) {
   data->AddArray(von_mises);
 }
 
+vtkSmartPointer<vtkStringArray> string_array(const char* name, const std::vector<std::string>& values) {
+  auto array = vtkSmartPointer<vtkStringArray>::New();
+  array->SetName(name);
+  for (const std::string& value : values) array->InsertNextValue(value);
+  return array;
+}
+
+// The method, the material names and the units as field data; each point array's unit as its
+// UNITS_LABEL too (VTK's place for it, which extracts do not keep).
+void add_labels(const ParticleLabels* labels, vtkDataSet* piece) {
+  if (!labels) return;
+  vtkPointData* points = piece->GetPointData();
+  std::vector<std::string> units;
+  for (int a = 0; a < points->GetNumberOfArrays(); ++a) {
+    vtkAbstractArray* array = points->GetAbstractArray(a);
+    const auto unit = labels->units.find(array->GetName());
+    if (unit == labels->units.end()) continue;
+    units.push_back(unit->first + ": " + unit->second);
+    array->GetInformation()->Set(vtkDataArray::UNITS_LABEL(), unit->second.c_str());
+  }
+  vtkFieldData* field = piece->GetFieldData();
+  field->AddArray(string_array("method", {labels->method}));
+  field->AddArray(string_array("material_names", labels->material_names));
+  field->AddArray(string_array("units", units));
+}
+
 // Cells of `points_per_cell` consecutive or listed point ids, in VTK's offsets/connectivity form.
 vtkSmartPointer<vtkCellArray> cells(std::size_t count, int points_per_cell, const std::int64_t* ids) {
   auto offsets = vtkSmartPointer<vtkIdTypeArray>::New();
@@ -133,12 +164,13 @@ vtkSmartPointer<vtkCellArray> cells(std::size_t count, int points_per_cell, cons
 
 }  // namespace
 
-vtkSmartPointer<vtkPolyData> particles_piece(const ParticleSet& particles) {
+vtkSmartPointer<vtkPolyData> particles_piece(const ParticleSet& particles, const ParticleLabels* labels) {
   auto piece = vtkSmartPointer<vtkPolyData>::New();
   piece->SetPoints(points_of(particles));
   piece->SetVerts(cells(particles.size(), 1, nullptr));
   add_point_fields(particles, piece->GetPointData());
   add_stress_invariants(particles, piece->GetPointData());
+  add_labels(labels, piece);
   return piece;
 }
 
@@ -175,7 +207,7 @@ vtkSmartPointer<vtkUnstructuredGrid> blocks_piece(const ParticleBlocks& blocks, 
   return piece;
 }
 
-vtkSmartPointer<vtkUnstructuredGrid> mesh_piece(const TetMeshView& mesh) {
+vtkSmartPointer<vtkUnstructuredGrid> mesh_piece(const TetMeshView& mesh, const ParticleLabels* labels) {
   if (!mesh.vertices || !mesh.tets || mesh.tets->size() % 4 != 0)
     throw Error("Catalyst mesh channel: a tetrahedral mesh needs vertices and four indices per tet");
   for (const std::int64_t v : *mesh.tets)
@@ -198,6 +230,7 @@ vtkSmartPointer<vtkUnstructuredGrid> mesh_piece(const TetMeshView& mesh) {
         array->SetValue(static_cast<vtkIdType>(t), field.values[t]);
       piece->GetCellData()->AddArray(array);
     }
+  add_labels(labels, piece);
   return piece;
 }
 

@@ -10,12 +10,15 @@ class vtkUnstructuredGrid;
 
 namespace nendo {
 
-// A vertex per particle, every field as point data, the stress invariants when "stress" is there.
-vtkSmartPointer<vtkPolyData> particles_piece(const ParticleSet& particles);
+// A vertex per particle, every field as point data, the stress invariants when "stress" is there;
+// labels (may be null) as field data and units (io/InSitu.hpp).
+vtkSmartPointer<vtkPolyData> particles_piece(const ParticleSet& particles,
+                                             const ParticleLabels* labels = nullptr);
 // The particle blocks as hexahedra (2D: quads), with cell data "rank" and "particles".
 vtkSmartPointer<vtkUnstructuredGrid> blocks_piece(const ParticleBlocks& blocks, const BlockGeometry& geometry,
                                                   int rank);
 // Tetrahedra over the vertices, with every vertex field as point data.
-vtkSmartPointer<vtkUnstructuredGrid> mesh_piece(const TetMeshView& mesh);
+vtkSmartPointer<vtkUnstructuredGrid> mesh_piece(const TetMeshView& mesh,
+                                                const ParticleLabels* labels = nullptr);
 
 }  // namespace nendo

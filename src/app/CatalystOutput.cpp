@@ -15,7 +15,7 @@ const std::vector<std::string> kDefaultFields = {"id",     "velocity", "mass", "
 
 CatalystOutput::CatalystOutput(MPI_Comm comm, const Scene& scene, const Method& method,
                                const std::vector<std::string>& extra_scripts, const std::string& directory)
-    : scene_(scene) {
+    : scene_(scene), labels_(output_labels(scene)) {
   std::vector<std::string> scripts = scene.catalyst.scripts;
   scripts.insert(scripts.end(), extra_scripts.begin(), extra_scripts.end());
   if (scripts.empty()) return;
@@ -43,6 +43,7 @@ void CatalystOutput::process(const Space& space, const Method& method, long step
     data.blocks = &space.blocks();
     data.geometry = &space.geometry();
     data.rank = space.rank();
+    data.labels = &labels_;
     if (request.mesh) data.mesh = method.mesh_view(space);
     adaptor_->execute(data);
     ++executions_;

@@ -33,6 +33,7 @@ class CatalystOutput {
   const Scene& scene_;
   std::unique_ptr<CatalystAdaptor> adaptor_;
   std::optional<OutputFields> fields_;  // chosen at the first execution
+  ParticleLabels labels_;
   double seconds_ = 0;
   long executions_ = 0;
 };

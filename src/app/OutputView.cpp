@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "app/FieldUnits.hpp"
 #include "core/Mpi.hpp"
 
 namespace nendo {
@@ -59,6 +60,21 @@ ParticleSet output_view(const Space& space, const Method& method, const OutputFi
       method.derive_field(space, name, view.real(name));
   }
   return view;
+}
+
+ParticleLabels output_labels(const Scene& scene) {
+  ParticleLabels labels;
+  labels.method = scene.method;
+  for (const auto& material : scene.materials) labels.material_names.push_back(material.first);
+  labels.units = field_units(scene.dimension);
+  return labels;
+}
+
+ParticleStorage output_storage(const Scene& scene) {
+  ParticleStorage storage;
+  storage.single_precision = scene.output.precision == "single";
+  storage.deflate_level = scene.output.compression == "deflate" ? scene.output.compression_level : 0;
+  return storage;
 }
 
 }  // namespace nendo

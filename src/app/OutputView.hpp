@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "io/ParticleFile.hpp"
 #include "methods/Method.hpp"
 
 namespace nendo {
@@ -22,5 +23,11 @@ OutputFields select_output_fields(const std::vector<std::string>& names, const S
 
 // id, position and the fields: the stored ones copied, the derived ones computed.
 ParticleSet output_view(const Space& space, const Method& method, const OutputFields& fields);
+
+// What readers are told besides the values: the method, the unit of every field (FieldUnits.hpp),
+// the material names in the order of the "material" index (the scene's, alphabetical).
+ParticleLabels output_labels(const Scene& scene);
+// How the output files store the fields: output.precision and output.compression.
+ParticleStorage output_storage(const Scene& scene);
 
 }  // namespace nendo

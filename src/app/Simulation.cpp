@@ -24,6 +24,7 @@
 #include "methods/Method.hpp"
 #include "methods/StateGuard.hpp"
 #include "scene/SceneLoader.hpp"
+#include "solvers/PetscLog.hpp"
 #include "solvers/PetscSession.hpp"
 
 namespace nendo {
@@ -239,7 +240,8 @@ std::unique_ptr<Space> make_space(MPI_Comm comm, const Scene& scene, Method& met
 
 RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& options) {
   const int rank = mpi::rank(comm);
-  PetscSession::add_options(scene.implicit.petsc_options);  // before the solvers read them
+  std::optional<RunPhase> phase(std::in_place, RunPhase::SetUp);  // -log_view's stages
+  PetscSession::add_options(scene.implicit.petsc_options);        // before the solvers read them
   std::unique_ptr<Method> method = make_method(scene);
   const std::string dir = options.output_dir.value_or(scene.output.dir);
   const double walltime = options.walltime.value_or(scene.checkpoint.walltime);
@@ -264,7 +266,8 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   const OutputFields fields =
       select_output_fields(scene.output.fields, scene, *method, space.particles(), rank, "output");
   const CheckpointMeta* from = resumed ? &resumed->checkpoint.meta : nullptr;
-  ParticleWriter writer(comm, dir, fields.all(), from ? static_cast<int>(from->output_index) : 0);
+  ParticleWriter writer(comm, dir, fields.all(), from ? static_cast<int>(from->output_index) : 0,
+                        output_storage(scene), output_labels(scene));
   DiagnosticsCsv diagnostics(comm, dir, {},
                              from ? std::optional<std::int64_t>(from->scheduled_through) : std::nullopt);
   std::unique_ptr<SolverLog> solver_log;
@@ -280,6 +283,7 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   // the scheduled one that takes its index, so that a chain of runs writes what one run writes.
   bool unscheduled_output = false;
   auto write_output = [&](bool scheduled) {
+    const RunPhase output_phase(RunPhase::Output);
     const GlobalDiagnostics g = method->diagnostics(space);
     std::optional<FileMesh> mesh;
     if (method->has_mesh()) mesh = file_mesh(space, *method);
@@ -298,6 +302,7 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
     return t >= next_output - 1e-9 * *scene.output.every;
   };
   auto write_checkpoint = [&](bool finished) {
+    const RunPhase checkpoint_phase(RunPhase::Checkpoint);
     summary.last_checkpoint = checkpoints.write(
         space.particles(),
         checkpoint_meta(scene, space, *method, step - (unscheduled_output ? 1 : 0), step, t, dt, finished,
@@ -322,6 +327,7 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   }
   double step_seconds = 0, step_mpi_seconds = 0;  // in method->advance(), this rank
   double work_since_check = 0;                    // the same outside MPI calls, for the balancer
+  phase.reset(), phase.emplace(RunPhase::Steps);
   while (t < scene.time.end && (!options.max_steps || step < *options.max_steps)) {
     const double step_start = MPI_Wtime();
     const mpi_time::Stopwatch mpi_in_step;

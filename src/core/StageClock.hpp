@@ -1,6 +1,8 @@
 #pragma once
 // Wall time per named stage of an algorithm, summed over calls: one MPI_Wtime pair per stage and
 // step, cheap enough to stay on in production runs (the end-of-run profile, the benchmarks).
+// A profiler can watch the stages through a StageObserver (solvers/PetscLog makes each stage a
+// PETSc log event, so that -log_view shows them); core itself knows no profiler.
 #include <mpi.h>
 
 #include <ctime>
@@ -17,6 +19,20 @@ struct StageTime {
   double cpu_seconds = 0;  // CPU time of the calling thread: meaningful on a shared machine too
 };
 
+// Told when a timed stage begins and ends: two virtual calls per stage and step, none per particle.
+class StageObserver {
+ public:
+  virtual ~StageObserver() = default;
+  virtual void begin(const char* stage) = 0;
+  virtual void end(const char* stage) = 0;
+};
+
+// The process's observer of every StageClock; null (the default) for none.
+inline StageObserver*& stage_observer() {
+  static StageObserver* observer = nullptr;
+  return observer;
+}
+
 class StageClock {
  public:
   StageClock(std::initializer_list<const char*> names) {
@@ -25,6 +41,7 @@ class StageClock {
   // Runs work() and adds its wall time to stage `stage`.
   template <class Work>
   void time(int stage, Work&& work) {
+    const Observed observed(stages_[stage].name.c_str());
     const double start = MPI_Wtime(), cpu_start = thread_cpu_seconds();
     work();
     stages_[stage].seconds += MPI_Wtime() - start;
@@ -38,6 +55,23 @@ class StageClock {
   const std::vector<StageTime>& times() const { return stages_; }
 
  private:
+  // The observer's begin and end around a stage, also when the stage throws.
+  class Observed {
+   public:
+    explicit Observed(const char* stage) : observer_(stage_observer()), stage_(stage) {
+      if (observer_) observer_->begin(stage_);
+    }
+    ~Observed() {
+      if (observer_) observer_->end(stage_);
+    }
+    Observed(const Observed&) = delete;
+    Observed& operator=(const Observed&) = delete;
+
+   private:
+    StageObserver* observer_;
+    const char* stage_;
+  };
+
   std::vector<StageTime> stages_;
 };
 

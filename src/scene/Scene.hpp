@@ -93,6 +93,9 @@ struct OutputSettings {
   std::optional<Real> every;       // simulated seconds between outputs
   std::optional<int> every_steps;  // steps between outputs; exactly one of the two is set after loading
   std::vector<std::string> fields;
+  std::string precision = "double";  // double | single: the floating fields' type in the files
+  std::string compression = "none";  // none | deflate (HDF5 shuffle + deflate)
+  int compression_level = 1;         // deflate level, 1 (fastest) .. 9 (smallest)
 };
 
 struct CheckpointSettings {

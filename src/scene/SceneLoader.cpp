@@ -385,6 +385,9 @@ class SceneReader {
     settings.every = output.optional_real("every");
     settings.every_steps = output.optional_integer("every_steps");
     settings.fields = output.texts("fields");
+    settings.precision = output.text("precision");
+    settings.compression = output.text("compression");
+    settings.compression_level = output.integer("compression_level");
     return settings;
   }
 

@@ -67,6 +67,18 @@ std::vector<KeySchema> output_keys() {
       KeySchema::text_list("fields", "particle fields written besides position")
           .defaults_to("[id, velocity, mass, volume, material]")
           .one_of(output_field_names()),
+      KeySchema::choice("precision", {"double", "single"},
+                        "type of the floating fields in the files: double (float64) or single (float32, "
+                        "half the bytes, about 7 significant digits); checkpoints always keep double")
+          .defaults_to("double"),
+      KeySchema::choice("compression", {"none", "deflate"},
+                        "compression of the particle datasets: none, or deflate (HDF5's shuffle and "
+                        "deflate filters, read by h5py and ParaView without plugins)")
+          .defaults_to("none"),
+      KeySchema::integer("compression_level", "deflate level: 1 is the fastest, 9 the smallest")
+          .defaults_to("1")
+          .at_least(1)
+          .at_most(9),
   };
 }
 
