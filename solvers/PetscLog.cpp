@@ -12,11 +12,13 @@ namespace nendo {
 
 class PetscStageEvents : public StageObserver {
  public:
+  void declare(const char* stage) override { event(stage); }
   void begin(const char* stage) override { PetscLogEventBegin(event(stage), 0, 0, 0, 0); }
   void end(const char* stage) override { PetscLogEventEnd(event(stage), 0, 0, 0, 0); }
 
  private:
-  // Registered on first use: each method names its own stages (one look-up per stage and step).
+  // Registered when a clock declares it (or at its first use): each method names its own stages.
+  // One look-up per stage and step.
   PetscLogEvent event(const char* stage) {
     const auto found = events_.find(std::string_view(stage));
     if (found != events_.end()) return found->second;

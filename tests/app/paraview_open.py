@@ -17,7 +17,8 @@ print("points", info.GetNumberOfPoints())
 print("cells", info.GetNumberOfCells())
 for i in range(len(reader.PointData)):
     array = reader.PointData.GetArray(i)
-    print("array", array.GetName(), array.GetNumberOfComponents())
+    low, high = array.GetRange(0)
+    print("array", array.GetName(), array.GetNumberOfComponents(), array.GetDataTypeAsString(), repr(low), repr(high))
 for i in range(len(reader.CellData)):
     array = reader.CellData.GetArray(i)
     low, high = array.GetRange(0)

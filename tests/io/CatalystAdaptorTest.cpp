@@ -2,15 +2,20 @@
 // asks for are the only ones built, and only at the steps its trigger fires; what reaches a
 // script (read back from the extracts it writes) is every rank's piece with every field, 2D
 // vectors and tensors padded to 3D; tetrahedral meshes arrive as tetrahedra; the stress
-// invariants are those of known tensors; bad scripts are refused on every rank before any work.
+// invariants are those of known tensors; the labels (method, material names, units) arrive as
+// field data and each array's UNITS_LABEL; bad scripts are refused on every rank before any work.
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <vtkCellData.h>
 #include <vtkCellType.h>
 #include <vtkDataArray.h>
+#include <vtkFieldData.h>
+#include <vtkInformation.h>
+#include <vtkInformationStringKey.h>
 #include <vtkNew.h>
 #include <vtkPointData.h>
 #include <vtkPolyData.h>
+#include <vtkStringArray.h>
 #include <vtkUnstructuredGrid.h>
 #include <vtkXMLPPolyDataReader.h>
 #include <vtkXMLPUnstructuredGridReader.h>
@@ -57,6 +62,23 @@ ParticleSet particles_2d(int r) {
     ps.int32("material")[p] = static_cast<std::int32_t>(id % 3);
   }
   return ps;
+}
+
+// Labels for the 2D particles; "id" and "von_mises" have no unit here.
+const ParticleLabels& labels() {
+  static const ParticleLabels labels{
+      "mpm",
+      {"ball", "jelly", "soft jelly"},
+      {{"velocity", "m/s"}, {"stress", "Pa"}, {"material", "1"}, {"pressure", "Pa"}}};
+  return labels;
+}
+
+// The values of a string array of field data (empty when it is missing).
+std::vector<std::string> strings(vtkFieldData* data, const char* name) {
+  std::vector<std::string> values;
+  auto* array = vtkStringArray::SafeDownCast(data->GetAbstractArray(name));
+  for (vtkIdType i = 0; array && i < array->GetNumberOfValues(); ++i) values.push_back(array->GetValue(i));
+  return values;
 }
 
 const char* kParticlesOnly = R"(# script-version: 2
@@ -106,6 +128,7 @@ TEST(CatalystAdaptor, EveryRanksPieceReachesTheScriptWithEveryField) {
     ASSERT_TRUE(adaptor.request(3, 1.5).particles);
     InSituData data;
     data.particles = &ps;
+    data.labels = &labels();
     adaptor.execute(data);
   }
   MPI_Barrier(MPI_COMM_WORLD);
@@ -142,6 +165,19 @@ TEST(CatalystAdaptor, EveryRanksPieceReachesTheScriptWithEveryField) {
       EXPECT_EQ(stress->GetComponent(i, k), expected_stress[k]) << "component " << k;
     EXPECT_EQ(material->GetTuple1(i), static_cast<int>(id) % 3);
   }
+  // The labels, as field data that the extract keeps.
+  EXPECT_EQ(strings(out->GetFieldData(), "method"), std::vector<std::string>{"mpm"});
+  EXPECT_EQ(strings(out->GetFieldData(), "material_names"), labels().material_names);
+  EXPECT_EQ(strings(out->GetFieldData(), "units"),
+            (std::vector<std::string>{"velocity: m/s", "stress: Pa", "material: 1", "pressure: Pa"}));
+}
+
+TEST(CatalystAdaptor, EachArrayCarriesItsUnit) {
+  const vtkSmartPointer<vtkPolyData> piece = particles_piece(particles_2d(0), &labels());
+  vtkDataArray* velocity = piece->GetPointData()->GetArray("velocity");
+  ASSERT_TRUE(velocity && velocity->GetInformation()->Has(vtkDataArray::UNITS_LABEL()));
+  EXPECT_STREQ(velocity->GetInformation()->Get(vtkDataArray::UNITS_LABEL()), "m/s");
+  EXPECT_FALSE(piece->GetPointData()->GetArray("id")->GetInformation()->Has(vtkDataArray::UNITS_LABEL()));
 }
 
 TEST(CatalystAdaptor, MeshesArriveAsTetrahedraAndBlocksAsHexahedra) {

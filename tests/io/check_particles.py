@@ -9,6 +9,8 @@ of the id (the C++ test uses the same ones):
     position = (id / 2, id / 4, -id)[:dimension]
     velocity = (id + 1/2, -2 id, id / 8)[:dimension]
     material = id % 5 - 2   (int32)
+With --single, position and velocity are float32 (the values rounded to float); --labels checks
+the method, units and material names of the labels test.
 The XDMF check parses particles.xdmf with xml.etree and verifies that every DataItem names an
 existing dataset of the declared shape and number type, that times and counts match the files,
 and that every /particles dataset but position is an Attribute.
@@ -40,7 +42,19 @@ def expected_values(ids, dimension):
     return position, velocity, material
 
 
-def check_particle_file(path, expected_count):
+def check_labels(path):
+    """The labels of ParticleWriterTest's LabelsNameTheMethodTheUnitsAndTheMaterials."""
+    with h5py.File(path, "r") as f:
+        check(f.attrs.get("method") in ("mpm", b"mpm"), f"{path}: method {f.attrs.get('method')!r}")
+        group = f["particles"]
+        units = {name: group[name].attrs.get("unit") for name in group}
+        units = {k: v.decode() if isinstance(v, bytes) else v for k, v in units.items()}
+        check(units == {"id": None, "position": "m", "velocity": "m/s", "material": "1"}, f"{path}: units {units}")
+        names = list(group["material"].attrs.get("names", []))
+        check(names == ["ball", "jelly", "soft jelly"], f"{path}: material names {names!r}")
+
+
+def check_particle_file(path, expected_count, single=False):
     with h5py.File(path, "r") as f:
         dimension = int(f.attrs["dimension"])
         check(dimension in (2, 3), f"{path}: dimension {dimension}")
@@ -52,14 +66,16 @@ def check_particle_file(path, expected_count):
         ids = group["id"][...]
         check(group["id"].dtype == np.uint64 and ids.shape == (count,), f"{path}: id {group['id'].dtype} {ids.shape}")
         check(len(np.unique(ids)) == count, f"{path}: ids are not unique")
+        floating = np.float32 if single else np.float64
         position = group["position"]
-        check(position.dtype == np.float64 and position.shape == (count, dimension),
+        check(position.dtype == floating and position.shape == (count, dimension),
               f"{path}: position {position.dtype} {position.shape}")
         want_position, want_velocity, want_material = expected_values(ids, dimension)
+        want_position, want_velocity = want_position.astype(floating), want_velocity.astype(floating)
         check(np.array_equal(position[...], want_position), f"{path}: position values")
         if "velocity" in group:
             velocity = group["velocity"]
-            check(velocity.dtype == np.float64 and velocity.shape == (count, dimension),
+            check(velocity.dtype == floating and velocity.shape == (count, dimension),
                   f"{path}: velocity {velocity.dtype} {velocity.shape}")
             check(np.array_equal(velocity[...], want_velocity), f"{path}: velocity values")
         if "material" in group:
@@ -72,7 +88,7 @@ def check_particle_file(path, expected_count):
               f"{path}: /xdmf/polyvertex is not 0..N-1")
 
 
-NUMBER_TYPES = {("Float", "8"): ("f", 8), ("Int", "4"): ("i", 4), ("Int", "8"): ("iu", 8)}
+NUMBER_TYPES = {("Float", "8"): ("f", 8), ("Float", "4"): ("f", 4), ("Int", "4"): ("i", 4), ("Int", "8"): ("iu", 8)}
 
 
 def check_data_item(item, directory, where):
@@ -189,9 +205,13 @@ def main():
     parser.add_argument("--csv")
     parser.add_argument("--rows", type=int, default=0)
     parser.add_argument("--extra", nargs="*", default=[])
+    parser.add_argument("--single", action="store_true", help="floating fields are float32")
+    parser.add_argument("--labels", action="store_true", help="check the labels of the labels test")
     args = parser.parse_args()
     if args.file is not None:
-        check_particle_file(args.file, args.expected_count)
+        check_particle_file(args.file, args.expected_count, args.single)
+    if args.labels:
+        check_labels(args.file)
     if args.xdmf:
         check_xdmf(args.xdmf, args.file, args.grids)
     if args.csv:
