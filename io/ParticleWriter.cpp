@@ -215,10 +215,38 @@ Hdf5Id write_dataset(const Hdf5File& file, const std::string& name, Hdf5Types ty
   return dataset;
 }
 
+std::string unit_of(const ParticleLabels& labels, const std::string& field) {
+  const auto unit = labels.units.find(field);
+  return unit == labels.units.end() ? "" : unit->second;
+}
+
 // Collective: the unit of a dataset, when the labels know its field.
 void write_unit(const Hdf5File& file, hid_t dataset, const std::string& field, const ParticleLabels& labels) {
-  const auto unit = labels.units.find(field);
-  if (unit != labels.units.end()) file.write_attribute(dataset, "unit", unit->second);
+  const std::string unit = unit_of(labels, field);
+  if (!unit.empty()) file.write_attribute(dataset, "unit", unit);
+}
+
+// What the file will hold, for the XDMF series (everything but index, time and step).
+ParticleFileInfo file_info(int dimension, const std::vector<const ParticleField*>& fields,
+                           std::uint64_t count, const ParticleFileOptions& options, std::uint64_t tets) {
+  ParticleFileInfo info;
+  info.dimension = dimension;
+  info.count = count;
+  info.method = options.labels.method;
+  for (const ParticleField* field : fields) {
+    const bool single = options.storage.single_precision && field->type() == FieldType::Real;
+    info.fields.push_back(
+        {field->name(), field->type(), field->components(), single, unit_of(options.labels, field->name())});
+    if (field->name() == "material") info.material_names = options.labels.material_names;
+  }
+  if (options.mesh) {
+    info.has_mesh = true;
+    info.tets = tets;
+    for (const TetField& field : options.mesh->tet_fields)
+      info.tet_fields.push_back(
+          {field.name, FieldType::Int32, 1, false, unit_of(options.labels, field.name)});
+  }
+  return info;
 }
 
 // The bytes a dataset takes in the file (compressed, when it is).
@@ -366,27 +394,10 @@ ParticleFileInfo ParticleWriter::write_file(MPI_Comm comm, const std::string& pa
   check_mesh(comm, path, options.mesh, total);
   const GlobalRows tets = global_rows(comm, options.mesh ? options.mesh->tets.size() / 4 : 0);
 
-  ParticleFileInfo info;
+  ParticleFileInfo info = file_info(particles.dimension(), fields, total, options, tets.total);
   info.index = index;
   info.time = time;
   info.step = step;
-  info.dimension = particles.dimension();
-  info.count = total;
-  for (const ParticleField* field : fields) {
-    const auto unit = options.labels.units.find(field->name());
-    info.fields.push_back({field->name(), field->type(), field->components(),
-                           options.storage.single_precision && field->type() == FieldType::Real,
-                           unit == options.labels.units.end() ? "" : unit->second});
-  }
-  info.method = options.labels.method;
-  if (std::find(field_names.begin(), field_names.end(), "material") != field_names.end())
-    info.material_names = options.labels.material_names;
-  if (options.mesh) {
-    info.has_mesh = true;
-    info.tets = tets.total;
-    for (const TetField& field : options.mesh->tet_fields)
-      info.tet_fields.push_back({field.name, FieldType::Int32, 1});
-  }
 
   const std::string temporary = path + ".tmp";
   std::uint64_t bytes = 0;  // the particle data the file will hold at most (uncompressed, as double)
