@@ -160,19 +160,30 @@ GlobalRows global_rows(MPI_Comm comm, std::uint64_t count) {
   return rows;
 }
 
-// How a dataset of `dims` (rank 1 or 2) is laid out: contiguous, or with deflate_level > 0 in
-// chunks of whole rows, about 1 MiB each, through the shuffle (bytes of a number grouped: the
-// exponents of neighbouring values compress well) and deflate filters. Parallel HDF5 writes
-// filtered chunks collectively only; every dataset write here is collective.
+// SZIP's pixels per block (libaec: 8, 16 or 32); a chunk needs at least as many numbers.
+constexpr unsigned kSzipBlock = 16;
+
+// How a dataset of `dims` (rank 1 or 2) is laid out: contiguous, or compressed in chunks of whole
+// rows, about 1 MiB each. Deflate goes after the shuffle filter (bytes of a number grouped: the
+// exponents of neighbouring values compress well); SZIP (libaec, nearest-neighbour coding) is
+// faster and compresses less. Both are built into Debian's HDF5, which h5py and ParaView use.
+// Parallel HDF5 writes filtered chunks collectively only; every dataset write here is collective.
 Hdf5Id creation_properties(const Hdf5File& file, const std::string& what, int rank, const hsize_t dims[2],
-                           hid_t file_type, int deflate_level) {
+                           hid_t file_type, const ParticleStorage& storage) {
   Hdf5Id properties(file.check(H5Pcreate(H5P_DATASET_CREATE), what), H5Pclose);
-  if (deflate_level <= 0 || dims[0] == 0) return properties;  // no chunk of an empty dataset
   const hsize_t row_bytes = H5Tget_size(file_type) * (rank == 2 ? dims[1] : 1);
-  const hsize_t chunk[2] = {std::clamp<hsize_t>((hsize_t(1) << 20) / row_bytes, 1, dims[0]), dims[1]};
+  const hsize_t chunk[2] = {
+      std::clamp<hsize_t>((hsize_t(1) << 20) / row_bytes, 1, std::max<hsize_t>(dims[0], 1)), dims[1]};
+  const hsize_t numbers = chunk[0] * (rank == 2 ? chunk[1] : 1);
+  if (storage.compression == Compression::None || dims[0] == 0) return properties;  // nothing to chunk
+  if (storage.compression == Compression::Szip && numbers < kSzipBlock) return properties;
   file.check_status(H5Pset_chunk(properties.get(), rank, chunk), what);
-  file.check_status(H5Pset_shuffle(properties.get()), what);
-  file.check_status(H5Pset_deflate(properties.get(), static_cast<unsigned>(deflate_level)), what);
+  if (storage.compression == Compression::Deflate) {
+    file.check_status(H5Pset_shuffle(properties.get()), what);
+    file.check_status(H5Pset_deflate(properties.get(), static_cast<unsigned>(storage.deflate_level)), what);
+  } else {
+    file.check_status(H5Pset_szip(properties.get(), H5_SZIP_NN_OPTION_MASK, kSzipBlock), what);
+  }
   file.check_status(H5Pset_fill_time(properties.get(), H5D_FILL_TIME_NEVER), what);  // every row is written
   return properties;
 }
@@ -180,12 +191,12 @@ Hdf5Id creation_properties(const Hdf5File& file, const std::string& what, int ra
 // Collective: one (total,) or (total, components) dataset; this rank's count rows at offset.
 Hdf5Id write_dataset(const Hdf5File& file, const std::string& name, Hdf5Types types, int components,
                      std::uint64_t count, std::uint64_t offset, std::uint64_t total, const void* data,
-                     int deflate_level = 0) {
+                     const ParticleStorage& storage = {}) {
   const std::string what = "write dataset " + name;
   const int rank = components == 1 ? 1 : 2;
   const hsize_t dims[2] = {total, static_cast<hsize_t>(components)};
   Hdf5Id file_space(file.check(H5Screate_simple(rank, dims, nullptr), what), H5Sclose);
-  Hdf5Id properties = creation_properties(file, what, rank, dims, types.file, deflate_level);
+  Hdf5Id properties = creation_properties(file, what, rank, dims, types.file, storage);
   Hdf5Id dataset(file.check(H5Dcreate2(file.id(), name.c_str(), types.file, file_space.get(), H5P_DEFAULT,
                                        properties.get(), H5P_DEFAULT),
                             "create dataset " + name),
@@ -256,17 +267,17 @@ std::uint64_t stored_bytes(hid_t dataset) { return H5Dget_storage_size(dataset);
 // Returns the bytes its datasets take in the file.
 std::uint64_t write_mesh(const Hdf5File& file, const FileMesh& mesh, const GlobalRows& tets,
                          const ParticleFileOptions& options) {
-  const int deflate = options.storage.deflate_level;
+  const ParticleStorage& storage = options.storage;
   Hdf5Id group = file.create_group("/mesh");
   file.write_attribute(group.get(), "count", tets.total);
   std::uint64_t bytes =
       stored_bytes(write_dataset(file, "/mesh/tets", {H5T_STD_I64LE, H5T_NATIVE_INT64}, 4, tets.count,
-                                 tets.offset, tets.total, mesh.tets.data(), deflate)
+                                 tets.offset, tets.total, mesh.tets.data(), storage)
                        .get());
   Hdf5Id fields = file.create_group("/mesh/fields");
   for (const TetField& field : mesh.tet_fields) {
     Hdf5Id dataset = write_dataset(file, "/mesh/fields/" + field.name, hdf5_types(FieldType::Int32), 1,
-                                   tets.count, tets.offset, tets.total, field.values.data(), deflate);
+                                   tets.count, tets.offset, tets.total, field.values.data(), storage);
     write_unit(file, dataset.get(), field.name, options.labels);
     bytes += stored_bytes(dataset.get());
   }
@@ -278,9 +289,9 @@ std::uint64_t write_mesh(const Hdf5File& file, const FileMesh& mesh, const Globa
 std::uint64_t write_field(const Hdf5File& file, const ParticleField& field, const GlobalRows& rows,
                           const ParticleFileOptions& options, const std::uint64_t* checksum) {
   const ParticleStorage& storage = options.storage;
-  Hdf5Id dataset = write_dataset(file, "/particles/" + field.name(),
-                                 hdf5_types(field.type(), storage.single_precision), field.components(),
-                                 rows.count, rows.offset, rows.total, field.raw(), storage.deflate_level);
+  Hdf5Id dataset =
+      write_dataset(file, "/particles/" + field.name(), hdf5_types(field.type(), storage.single_precision),
+                    field.components(), rows.count, rows.offset, rows.total, field.raw(), storage);
   write_unit(file, dataset.get(), field.name(), options.labels);
   if (field.name() == "material" && !options.labels.material_names.empty())
     file.write_attribute(dataset.get(), "names", options.labels.material_names);
@@ -442,10 +453,9 @@ ParticleFileInfo ParticleWriter::write_file(MPI_Comm comm, const std::string& pa
         Hdf5Id xdmf = file->create_group("/xdmf");
         std::vector<std::int64_t> vertices(count);
         std::iota(vertices.begin(), vertices.end(), static_cast<std::int64_t>(offset));
-        stored +=
-            stored_bytes(write_dataset(*file, "/xdmf/polyvertex", {H5T_STD_I64LE, H5T_NATIVE_INT64}, 1, count,
-                                       offset, total, vertices.data(), options.storage.deflate_level)
-                             .get());
+        stored += stored_bytes(write_dataset(*file, "/xdmf/polyvertex", {H5T_STD_I64LE, H5T_NATIVE_INT64}, 1,
+                                             count, offset, total, vertices.data(), options.storage)
+                                   .get());
       });
     if (options.mesh) agreed([&] { stored += write_mesh(*file, *options.mesh, tets, options); });
     if (options.finish) agreed([&] { options.finish(*file); });

@@ -73,7 +73,11 @@ ParticleLabels output_labels(const Scene& scene) {
 ParticleStorage output_storage(const Scene& scene) {
   ParticleStorage storage;
   storage.single_precision = scene.output.precision == "single";
-  storage.deflate_level = scene.output.compression == "deflate" ? scene.output.compression_level : 0;
+  const std::string& compression = scene.output.compression;
+  storage.compression = compression == "deflate" ? Compression::Deflate
+                        : compression == "szip"  ? Compression::Szip
+                                                 : Compression::None;
+  storage.deflate_level = scene.output.compression_level;
   return storage;
 }
 

@@ -1,11 +1,11 @@
 #!/usr/bin/python3
 """The particle files of a real run say what they hold, in the precision and compression asked for.
 
-A ballistic scene with two materials runs three times under mpirun: as is (double, uncompressed),
-with output.precision single, and with single precision and deflate. Checked with h5py: the method,
-each field's unit and the material names; float32 values equal to the double run's values rounded
-to float (ballistic runs give the same bits on any rank count); a compressed file smaller than the
-uncompressed one; XDMF Precision 4; ParaView opens the compressed single-precision series.
+A ballistic scene with two materials runs four times under mpirun: as is (double, uncompressed),
+with output.precision single, with single precision and deflate, and with szip. Checked with h5py:
+the method, each field's unit and the material names; float32 values equal to the double run's
+values rounded to float (ballistic runs give the same bits on any rank count); szip values equal
+bit for bit; compressed files smaller; XDMF Precision 4; ParaView opens both compressed series.
 
 Usage: output_format_test.py NENDO_BINARY WORK_DIR RANKS
 """
@@ -73,6 +73,7 @@ class OutputFormat(unittest.TestCase):
         cls.double = run("double")
         cls.single = run("single", "output.precision=single")
         cls.packed = run("packed", "output.precision=single", "output.compression=deflate")
+        cls.szip = run("szip", "output.compression=szip")
         cls.files = sorted(f for f in os.listdir(cls.double) if f.startswith("particles_") and f.endswith(".h5"))
 
     def test_files_name_the_method_the_units_and_the_materials(self):
@@ -101,6 +102,15 @@ class OutputFormat(unittest.TestCase):
                 for field in ("id", "material"):
                     self.assertEqual(rounded[field].tobytes(), exact[field].tobytes(), field)
 
+    def test_szip_reads_back_bit_for_bit(self):
+        for name in self.files:
+            exact, _, _ = by_id(os.path.join(self.double, name))
+            packed, _, _ = by_id(os.path.join(self.szip, name))
+            for field, values in exact.items():
+                self.assertEqual(packed[field].tobytes(), values.tobytes(), field)
+        with h5py.File(os.path.join(self.szip, self.files[-1]), "r") as f:
+            self.assertEqual(f["particles/velocity"].compression, "szip")
+
     def test_single_precision_and_compression_shrink_the_files(self):
         size = lambda out: sum(os.path.getsize(os.path.join(out, f)) for f in self.files)
         double, single, packed = size(self.double), size(self.single), size(self.packed)
@@ -108,6 +118,7 @@ class OutputFormat(unittest.TestCase):
         # particle in double; 8 + 12 + 12 + 4 + 4 + 4 + 8 in single.
         self.assertLess(single, 0.75 * double, (single, double))
         self.assertLess(packed, 0.6 * single, (packed, single))
+        self.assertLess(size(self.szip), 0.9 * double, (size(self.szip), double))
         with h5py.File(os.path.join(self.packed, self.files[-1]), "r") as f:
             self.assertEqual(f["particles/velocity"].compression, "gzip")
             self.assertTrue(f["particles/velocity"].shuffle)
@@ -119,20 +130,24 @@ class OutputFormat(unittest.TestCase):
             if dataset.rsplit("/", 1)[1] in ("position", "velocity", "mass", "volume"):
                 self.assertEqual((item.get("NumberType"), item.get("Precision")), ("Float", "4"), dataset)
 
-    def test_paraview_opens_the_compressed_single_precision_series(self):
+    def test_paraview_opens_the_compressed_series(self):
         if RANKS != 2:
             self.skipTest("ParaView is checked on 2 ranks only")
+        self.check_paraview_opens(self.packed, "float")
+        self.check_paraview_opens(self.szip, "double")
+
+    def check_paraview_opens(self, out, precision):
         r = subprocess.run(["pvpython", "--force-offscreen-rendering", os.path.join(HERE, "paraview_open.py"),
-                            os.path.join(self.packed, "particles.xdmf")],
+                            os.path.join(out, "particles.xdmf")],
                            capture_output=True, text=True, timeout=300, env={"PATH": "/usr/bin:/bin", "HOME": WORK})
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         seen = [line.split() for line in r.stdout.splitlines()]
         facts = {line[0]: line[1:] for line in seen if line and line[0] != "array"}
         arrays = {line[1]: line[2:] for line in seen if line and line[0] == "array"}
-        data, _, _ = by_id(os.path.join(self.packed, self.files[-1]))
+        data, _, _ = by_id(os.path.join(out, self.files[-1]))
         self.assertEqual(facts["timesteps"], ["3"])
         self.assertEqual(facts["points"], [str(len(data["id"]))])
-        self.assertEqual(arrays["velocity"][:2], ["3", "float"])
+        self.assertEqual(arrays["velocity"][:2], ["3", precision])
         low, high = float(arrays["velocity"][2]), float(arrays["velocity"][3])
         self.assertEqual((low, high), (float(data["velocity"][:, 0].min()), float(data["velocity"][:, 0].max())))
 
