@@ -10,8 +10,8 @@
 //                         field is; attribute unit (string, SI: "m", "m/s", "Pa", "1" for
 //                         dimensionless) when the writer knows it. /particles/material carries the
 //                         material names (attribute names, strings, index = material). Compressed
-//                         files store every dataset in chunks through HDF5's shuffle + deflate or
-//                         SZIP filters, which HDF5 decodes on any read. "id" and "position" are always
+//                         files store every dataset in chunks through HDF5's shuffle and deflate
+//                         filters, which HDF5 decodes on any read. "id" and "position" are always
 //                         present. Particles appear in rank order, each rank's in its own order:
 //                         sort by id to compare files written on different rank counts.
 //   /xdmf/polyvertex      int64 0..N-1, the Polyvertex connectivity of particles.xdmf (see
@@ -37,8 +37,8 @@ struct ParticleFileField {
   std::string unit;               // "" when the file does not say
 };
 
-// Chunked datasets through HDF5 filters that any HDF5 build with zlib and libaec decodes.
-enum class Compression { None, Deflate, Szip };
+// Chunked datasets through HDF5's shuffle and deflate filters, which every HDF5 build decodes.
+enum class Compression { None, Deflate };
 
 // How the datasets of a particle file are stored. Checkpoints keep the default: exact doubles.
 struct ParticleStorage {

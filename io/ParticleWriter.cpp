@@ -26,11 +26,10 @@ struct Hdf5Types {
   hid_t memory;
 };
 
-// single_precision: a Real field is stored as float32 (HDF5 converts it on the write).
-Hdf5Types hdf5_types(FieldType type, bool single_precision = false) {
+Hdf5Types hdf5_types(FieldType type) {
   switch (type) {
     case FieldType::Real:
-      return {single_precision ? H5T_IEEE_F32LE : H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE};
+      return {H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE};
     case FieldType::Int32:
       return {H5T_STD_I32LE, H5T_NATIVE_INT32};
     case FieldType::UInt64:
@@ -160,30 +159,22 @@ GlobalRows global_rows(MPI_Comm comm, std::uint64_t count) {
   return rows;
 }
 
-// SZIP's pixels per block (libaec: 8, 16 or 32); a chunk needs at least as many numbers.
-constexpr unsigned kSzipBlock = 16;
-
 // How a dataset of `dims` (rank 1 or 2) is laid out: contiguous, or compressed in chunks of whole
-// rows, about 1 MiB each. Deflate goes after the shuffle filter (bytes of a number grouped: the
-// exponents of neighbouring values compress well); SZIP (libaec, nearest-neighbour coding) is
-// faster and compresses less. Both are built into Debian's HDF5, which h5py and ParaView use.
-// Parallel HDF5 writes filtered chunks collectively only; every dataset write here is collective.
+// rows, about 1 MiB each, through the shuffle (bytes of a number grouped: the exponents of
+// neighbouring values compress well) and deflate filters. Parallel HDF5 writes filtered chunks
+// collectively only, and only without a type conversion; every dataset write here is collective,
+// and single precision is converted before HDF5 sees it. (SZIP is built into Debian's HDF5 too,
+// but its parallel writes corrupt int32 chunks holding negative values: HDF5 1.10.8, seen with
+// h5py's MPI build alone.)
 Hdf5Id creation_properties(const Hdf5File& file, const std::string& what, int rank, const hsize_t dims[2],
                            hid_t file_type, const ParticleStorage& storage) {
   Hdf5Id properties(file.check(H5Pcreate(H5P_DATASET_CREATE), what), H5Pclose);
-  const hsize_t row_bytes = H5Tget_size(file_type) * (rank == 2 ? dims[1] : 1);
-  const hsize_t chunk[2] = {
-      std::clamp<hsize_t>((hsize_t(1) << 20) / row_bytes, 1, std::max<hsize_t>(dims[0], 1)), dims[1]};
-  const hsize_t numbers = chunk[0] * (rank == 2 ? chunk[1] : 1);
   if (storage.compression == Compression::None || dims[0] == 0) return properties;  // nothing to chunk
-  if (storage.compression == Compression::Szip && numbers < kSzipBlock) return properties;
+  const hsize_t row_bytes = H5Tget_size(file_type) * (rank == 2 ? dims[1] : 1);
+  const hsize_t chunk[2] = {std::clamp<hsize_t>((hsize_t(1) << 20) / row_bytes, 1, dims[0]), dims[1]};
   file.check_status(H5Pset_chunk(properties.get(), rank, chunk), what);
-  if (storage.compression == Compression::Deflate) {
-    file.check_status(H5Pset_shuffle(properties.get()), what);
-    file.check_status(H5Pset_deflate(properties.get(), static_cast<unsigned>(storage.deflate_level)), what);
-  } else {
-    file.check_status(H5Pset_szip(properties.get(), H5_SZIP_NN_OPTION_MASK, kSzipBlock), what);
-  }
+  file.check_status(H5Pset_shuffle(properties.get()), what);
+  file.check_status(H5Pset_deflate(properties.get(), static_cast<unsigned>(storage.deflate_level)), what);
   file.check_status(H5Pset_fill_time(properties.get(), H5D_FILL_TIME_NEVER), what);  // every row is written
   return properties;
 }
@@ -289,9 +280,16 @@ std::uint64_t write_mesh(const Hdf5File& file, const FileMesh& mesh, const Globa
 std::uint64_t write_field(const Hdf5File& file, const ParticleField& field, const GlobalRows& rows,
                           const ParticleFileOptions& options, const std::uint64_t* checksum) {
   const ParticleStorage& storage = options.storage;
-  Hdf5Id dataset =
-      write_dataset(file, "/particles/" + field.name(), hdf5_types(field.type(), storage.single_precision),
-                    field.components(), rows.count, rows.offset, rows.total, field.raw(), storage);
+  Hdf5Types types = hdf5_types(field.type());
+  const void* data = field.raw();
+  std::vector<float> single;  // converted here: HDF5 writes filtered chunks only without a conversion
+  if (storage.single_precision && field.type() == FieldType::Real) {
+    single.assign(field.data<Real>(), field.data<Real>() + rows.count * field.components());
+    types = {H5T_IEEE_F32LE, H5T_NATIVE_FLOAT};
+    data = single.data();
+  }
+  Hdf5Id dataset = write_dataset(file, "/particles/" + field.name(), types, field.components(), rows.count,
+                                 rows.offset, rows.total, data, storage);
   write_unit(file, dataset.get(), field.name(), options.labels);
   if (field.name() == "material" && !options.labels.material_names.empty())
     file.write_attribute(dataset.get(), "names", options.labels.material_names);

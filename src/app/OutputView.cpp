@@ -73,10 +73,7 @@ ParticleLabels output_labels(const Scene& scene) {
 ParticleStorage output_storage(const Scene& scene) {
   ParticleStorage storage;
   storage.single_precision = scene.output.precision == "single";
-  const std::string& compression = scene.output.compression;
-  storage.compression = compression == "deflate" ? Compression::Deflate
-                        : compression == "szip"  ? Compression::Szip
-                                                 : Compression::None;
+  storage.compression = scene.output.compression == "deflate" ? Compression::Deflate : Compression::None;
   storage.deflate_level = scene.output.compression_level;
   return storage;
 }

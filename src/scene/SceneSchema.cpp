@@ -71,10 +71,9 @@ std::vector<KeySchema> output_keys() {
                         "type of the floating fields in the files: double (float64) or single (float32, "
                         "half the bytes, about 7 significant digits); checkpoints always keep double")
           .defaults_to("double"),
-      KeySchema::choice("compression", {"none", "deflate", "szip"},
-                        "compression of the particle datasets: none, deflate (HDF5's shuffle and deflate "
-                        "filters: smallest) or szip (libaec: faster, less compression); h5py and ParaView "
-                        "read both without plugins")
+      KeySchema::choice("compression", {"none", "deflate"},
+                        "compression of the particle datasets: none, or deflate (HDF5's shuffle and deflate "
+                        "filters, which h5py and ParaView read without plugins)")
           .defaults_to("none"),
       KeySchema::integer("compression_level", "deflate level: 1 is the fastest, 9 the smallest")
           .defaults_to("1")

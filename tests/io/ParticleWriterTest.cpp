@@ -417,8 +417,12 @@ TEST_P(ParticleStorageTest, ReadsBackAsWrittenAndTakesLessSpace) {
   EXPECT_EQ(gather_ids(back), expected);
   const double floating_bytes = 2 * 3 * 8.0 * many_total();  // position and velocity as double
   const bool compressed = c.storage.compression != Compression::None;
-  if (single && !compressed) EXPECT_NEAR(double(plain - bytes), floating_bytes / 2, 4096);
-  if (compressed) EXPECT_LT(bytes, 0.8 * plain) << "compressed " << bytes << " of " << plain;
+  if (single && !compressed) {
+    EXPECT_NEAR(double(plain - bytes), floating_bytes / 2, 4096);
+  }
+  if (compressed) {
+    EXPECT_LT(bytes, 0.8 * plain) << "compressed " << bytes << " of " << plain;
+  }
   EXPECT_EQ(run_check(path + " " + std::to_string(many_total()) + " --xdmf " +
                       fs::path(path).parent_path().string() + "/particles.xdmf --grids 2" +
                       (single ? " --single" : "")),
@@ -428,7 +432,6 @@ TEST_P(ParticleStorageTest, ReadsBackAsWrittenAndTakesLessSpace) {
 INSTANTIATE_TEST_SUITE_P(Storage, ParticleStorageTest,
                          ::testing::Values(StorageCase{"single", {true, Compression::None}},
                                            StorageCase{"deflate", {false, Compression::Deflate}},
-                                           StorageCase{"szip", {false, Compression::Szip}},
                                            StorageCase{"single_deflate", {true, Compression::Deflate, 6}}),
                          [](const auto& info) { return std::string(info.param.name); });
 
