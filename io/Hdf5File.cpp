@@ -301,6 +301,13 @@ Hdf5Id variable_string_type(const Hdf5File& file, const std::string& what) {
 }
 }  // namespace
 
+void Hdf5File::write_label(hid_t object, const std::string& name, const std::string& value) const {
+  const std::string what = "write attribute '" + name + "'";
+  Hdf5Id type = variable_string_type(*this, what);
+  const char* text = value.c_str();
+  write_scalar_attribute(object, name, type.get(), type.get(), &text);
+}
+
 void Hdf5File::write_attribute(hid_t object, const std::string& name,
                                const std::vector<std::string>& values) const {
   const std::string what = "write attribute '" + name + "'";
@@ -337,6 +344,14 @@ std::string Hdf5File::read_string_attribute(hid_t object, const std::string& nam
   const std::string what = "read attribute '" + name + "'";
   Hdf5Id attribute(check(H5Aopen(object, name.c_str(), H5P_DEFAULT), what), H5Aclose);
   Hdf5Id type(check(H5Aget_type(attribute.get()), what), H5Tclose);
+  if (H5Tget_class(type.get()) == H5T_STRING && H5Tis_variable_str(type.get()) > 0) {
+    char* value = nullptr;
+    Hdf5Id memory = variable_string_type(*this, what);
+    check_status(H5Aread(attribute.get(), memory.get(), &value), what);
+    std::string text = value ? value : "";
+    H5free_memory(value);
+    return text;
+  }
   return read_string(type.get(), what,
                      [&](void* buffer) { return H5Aread(attribute.get(), type.get(), buffer); });
 }

@@ -100,11 +100,14 @@ class Hdf5File {
   void write_attribute(hid_t object, const std::string& name, const char* value) const {
     write_attribute(object, name, std::string(value));
   }
+  // A scalar variable-length UTF-8 string attribute (h5py reads it as str, not bytes).
+  void write_label(hid_t object, const std::string& name, const std::string& value) const;
   // A 1D attribute of variable-length UTF-8 strings (h5py reads it as a list of str).
   void write_attribute(hid_t object, const std::string& name, const std::vector<std::string>& values) const;
   double read_double_attribute(hid_t object, const std::string& name) const;
   std::int64_t read_int64_attribute(hid_t object, const std::string& name) const;
   std::uint64_t read_uint64_attribute(hid_t object, const std::string& name) const;
+  // A fixed- or variable-length string attribute.
   std::string read_string_attribute(hid_t object, const std::string& name) const;
   std::vector<std::string> read_strings_attribute(hid_t object, const std::string& name) const;
   bool has_attribute(hid_t object, const std::string& name) const;

@@ -225,7 +225,7 @@ std::string unit_of(const ParticleLabels& labels, const std::string& field) {
 // Collective: the unit of a dataset, when the labels know its field.
 void write_unit(const Hdf5File& file, hid_t dataset, const std::string& field, const ParticleLabels& labels) {
   const std::string unit = unit_of(labels, field);
-  if (!unit.empty()) file.write_attribute(dataset, "unit", unit);
+  if (!unit.empty()) file.write_label(dataset, "unit", unit);
 }
 
 // What the file will hold, for the XDMF series (everything but index, time and step).
@@ -438,7 +438,7 @@ ParticleFileInfo ParticleWriter::write_file(MPI_Comm comm, const std::string& pa
       file->write_attribute(file->id(), "time", time);
       file->write_attribute(file->id(), "step", step);
       file->write_attribute(file->id(), "dimension", static_cast<std::int32_t>(particles.dimension()));
-      if (!options.labels.method.empty()) file->write_attribute(file->id(), "method", options.labels.method);
+      if (!options.labels.method.empty()) file->write_label(file->id(), "method", options.labels.method);
       Hdf5Id group = file->create_group("/particles");
       file->write_attribute(group.get(), "count", total);
     });
