@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -165,19 +167,28 @@ Json segment(MPI_Comm comm, const RunRecord& record, const Checkpoint* resumed) 
   return s;
 }
 
-// Rank 0's part of the decision; returns an error message or "".
-struct Plan {
+}  // namespace
+
+struct RunFolderPlan {
   bool continuation = false;
   std::string checkpoint_dir;
-  std::vector<fs::path> remove;  // --overwrite, or outputs past the restart point
-  Json previous;                 // the continued run's manifest
+  std::vector<std::filesystem::path> remove;  // --overwrite, or outputs past the restart point
+  nlohmann::ordered_json previous;            // the continued run's manifest
 };
 
+namespace {
+
+using Plan = RunFolderPlan;
+
+// Rank 0's part of the decision; returns an error message or "".
 std::string plan_folder(const RunPaths& paths, const RunRecord& record, const Checkpoint* resumed,
                         Plan& plan) {
   const FolderState out = inspect(paths.output_dir, is_run_output_file);
   const std::string resumed_id = resumed ? resumed->meta.run_id : "";
-  plan.continuation = resumed && !out.files.empty() && out.run_id() == resumed_id;
+  // A restart continues the run whose files the folder holds, or, into a folder with none of
+  // nendo's files, continues elsewhere, unless it changes the scene (a what-if run of its own).
+  plan.continuation =
+      resumed && (out.files.empty() ? !record.allow_scene_change : out.run_id() == resumed_id);
   if (plan.continuation) {
     plan.previous = out.manifest;
     plan.checkpoint_dir = paths.checkpoint_dir;
@@ -235,7 +246,8 @@ RunPaths resolve_run_paths(const Scene& scene, const std::optional<std::string>&
   std::ifstream in(fs::path(paths.output_dir) / kManifest);
   if (in) try {
       const std::string recorded = Json::parse(in).value("checkpoint_dir", "");
-      if (!recorded.empty() && !paths.checkpoint_dir_given_on_command_line)
+      if (!recorded.empty() && !paths.checkpoint_dir_given_on_command_line &&
+          !same_path(recorded, paths.checkpoint_dir))  // (the manifest's path is absolute)
         paths.restart_search.push_back(recorded);
     } catch (const Json::exception&) {
     }
@@ -267,32 +279,40 @@ bool is_checkpoint_file(const std::string& name) {
 RunFolder::RunFolder(MPI_Comm comm, const Scene& scene, const RunPaths& paths, const RunRecord& record,
                      const Checkpoint* resumed)
     : comm_(comm), root_(mpi::rank(comm) == 0), output_dir_(paths.output_dir) {
-  Plan plan;
+  const Json this_segment = segment(comm, record, resumed);  // collective: gathers the host names
   std::string error;
   if (root_) {
+    Plan plan;
     error = plan_folder(paths, record, resumed, plan);
-    std::error_code code;
-    if (error.empty()) fs::create_directories(output_dir_, code);
-    if (code) error = "cannot create the output directory '" + output_dir_ + "': " + code.message();
-    const fs::path copy = fs::path(output_dir_) / kSceneCopy;
-    if (error.empty() && fs::exists(copy) && !is_scene_copy(copy))
-      error = "the output folder '" + output_dir_ +
-              "' holds a scene.yaml that nendo did not write (your scene?); nendo keeps the scene as run "
-              "there: give another output folder";
+    if (error.empty()) {
+      run_id_ = plan.continuation && !resumed->meta.run_id.empty() ? resumed->meta.run_id : new_run_id();
+      checkpoint_dir_ = plan.checkpoint_dir;
+      try {
+        start(scene, record, resumed, plan, this_segment);
+      } catch (const std::exception& e) {
+        log_.reset();
+        error = e.what();
+      }
+    }
   }
   mpi::broadcast(error, 0, comm);
   if (!error.empty()) throw InputError(error);
-  Json this_segment = segment(comm, record, resumed);
   // Every rank learns the run's id (checkpoints carry it) and where its checkpoints go.
-  std::string ids;
-  if (root_)
-    ids = (plan.continuation && !resumed->meta.run_id.empty() ? resumed->meta.run_id : new_run_id()) + "\n" +
-          plan.checkpoint_dir;
-  mpi::broadcast(ids, 0, comm);
-  run_id_ = ids.substr(0, ids.find('\n'));
-  checkpoint_dir_ = ids.substr(ids.find('\n') + 1);
-  if (!root_) return;
+  mpi::broadcast(run_id_, 0, comm);
+  mpi::broadcast(checkpoint_dir_, 0, comm);
+}
 
+// Rank 0: the folder, its description, the log, then the removals (which the log records).
+void RunFolder::start(const Scene& scene, const RunRecord& record, const Checkpoint* resumed,
+                      const RunFolderPlan& plan, const Json& this_segment) {
+  std::error_code code;
+  fs::create_directories(output_dir_, code);
+  if (code) throw Error("cannot create the output folder '" + output_dir_ + "': " + code.message());
+  const fs::path copy = fs::path(output_dir_) / kSceneCopy;
+  if (fs::exists(copy) && !is_scene_copy(copy))
+    throw Error("the output folder '" + output_dir_ +
+                "' holds a scene.yaml that nendo did not write (your scene?); nendo keeps the scene as run "
+                "there: give another output folder");
   Json manifest = plan.continuation && plan.previous.is_object() ? plan.previous : Json::object();
   if (!plan.continuation || !manifest.contains("run_id")) {
     manifest = Json::object();
@@ -310,12 +330,13 @@ RunFolder::RunFolder(MPI_Comm comm, const Scene& scene, const RunPaths& paths, c
   manifest["status"] = "running";
   manifest["exit_status"] = nullptr;
   manifest_text_ = manifest.dump(2);
-  write_manifest();
-  std::ofstream(fs::path(output_dir_) / kSceneCopy)
-      << kSceneHeader << " (from " << absolute(scene.source_path)
-      << ", every --set applied; relative file paths start from "
-      << fs::path(absolute(scene.source_path)).parent_path().string() << ")\n"
-      << scene_as_run(scene);
+  write_manifest(true);
+  std::ofstream scene_copy(copy);
+  scene_copy << kSceneHeader << " (from " << absolute(scene.source_path)
+             << ", every --set applied; relative file paths start from "
+             << fs::path(absolute(scene.source_path)).parent_path().string() << ")\n"
+             << scene_as_run(scene);
+  if (!scene_copy) throw Error("cannot write " + copy.string());
   log_ =
       std::make_unique<RunLog>((fs::path(output_dir_) / "run.log").string(), plan.continuation, record.quiet);
   if (plan.continuation) fmt::print("nendo: {} continues run {} in {}\n", now_utc(), run_id_, output_dir_);
@@ -344,22 +365,27 @@ void RunFolder::finish(int exit_status, const std::string& outcome, const std::s
   manifest_text_ = manifest.dump(2);
   if (log_ && exit_status != 0 && !message.empty()) log_->note("nendo: error: " + message + "\n");
   log_.reset();  // stop copying first: the manifest write is the folder's last word
-  write_manifest();
+  write_manifest(false);
 }
 
-// Replaced whole (a temporary then a rename): a reader never sees half a manifest.
-void RunFolder::write_manifest() const {
+// Replaced whole (a temporary then a rename): a reader never sees half a manifest. At the start a
+// failure stops the run (the folder is not writable); at the end it is a warning.
+void RunFolder::write_manifest(bool at_start) const {
   const fs::path path = fs::path(output_dir_) / kManifest, temporary = path.string() + ".tmp";
-  {
-    std::ofstream out(temporary);
-    out << manifest_text_ << '\n';
-    if (!out) {
-      fmt::print(stderr, "nendo: warning: cannot write {}\n", temporary.string());
-      return;
-    }
-  }
   std::error_code code;
-  fs::rename(temporary, path, code);
+  if (std::FILE* file = std::fopen(temporary.c_str(), "w")) {
+    const bool written =
+        std::fwrite(manifest_text_.data(), 1, manifest_text_.size(), file) == manifest_text_.size();
+    if (std::fclose(file) != 0 || !written) code = std::error_code(errno, std::generic_category());
+  } else {
+    code = std::error_code(errno, std::generic_category());
+  }
+  if (!code) fs::rename(temporary, path, code);
+  if (!code) return;
+  const std::string problem = "cannot write " + path.string() + ": " + code.message();
+  fs::remove(temporary, code);
+  if (at_start) throw Error(problem);
+  fmt::print(stderr, "nendo: warning: {}\n", problem);
 }
 
 }  // namespace nendo

@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 namespace nendo {
 
 class RunLog;
+struct RunFolderPlan;  // what rank 0 decided: continue, start over, remove what
 
 // Where a run writes, from the scene and the command line, before anything is read.
 struct RunPaths {
@@ -40,6 +42,7 @@ bool is_checkpoint_file(const std::string& name);
 struct RunRecord {                   // what the manifest says about the process that runs
   std::vector<std::string> command;  // argv
   bool overwrite = false;            // --overwrite
+  bool allow_scene_change = false;   // --allow-scene-change: a restart into an empty folder is a what-if run
   bool quiet = false;                // stdout to run.log only
 };
 
@@ -67,7 +70,9 @@ class RunFolder {
               long last_step = -1, double last_time = 0);
 
  private:
-  void write_manifest() const;
+  void start(const Scene& scene, const RunRecord& record, const Checkpoint* resumed,
+             const RunFolderPlan& plan, const nlohmann::ordered_json& this_segment);
+  void write_manifest(bool at_start) const;
 
   MPI_Comm comm_;
   bool root_;

@@ -455,7 +455,8 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   Space& space = *space_owner;
   if (!resumed) refuse_unstable_fixed_step(scene, *method, space);
   if (!method->solver_stats()) refuse_unused_petsc_options(scene);  // no PETSc solver reads them later
-  RunFolder folder(comm, scene, paths, RunRecord{options.command, options.overwrite, options.quiet},
+  RunFolder folder(comm, scene, paths,
+                   RunRecord{options.command, options.overwrite, options.allow_scene_change, options.quiet},
                    resumed ? &resumed->checkpoint : nullptr);
   try {
     RunSummary summary =

@@ -189,7 +189,7 @@ class PetscOptions(unittest.TestCase):
         done = run(name, "--steps", "1", scene=scene, cwd=cwd)  # .petscrc over the scene
         self.assertEqual(startup_line(done.stdout),
                          "nendo: implicit backward_euler, matrix_free operator, KSP bcgs + none")
-        done = run(name, "--steps", "1", "-pc_type", "sor", scene=scene, cwd=cwd)  # the command line over it
+        done = run(name, "--steps", "1", "-pc_type", "sor", "--overwrite", scene=scene, cwd=cwd)  # the command line over it
         self.assertEqual(startup_line(done.stdout),
                          "nendo: implicit backward_euler, matrix_free operator, KSP bcgs + sor")
 
