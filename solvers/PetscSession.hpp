@@ -3,6 +3,7 @@
 // PetscFinalize on destruction. The options database sees the command line, ~/.petscrc and
 // ./.petscrc, and the scene's implicit.petsc_options, so every PETSc knob reaches the solvers.
 #include <string>
+#include <vector>
 
 namespace nendo {
 
@@ -17,6 +18,12 @@ class PetscSession {
   // underneath those given at run time (.petscrc, PETSC_OPTIONS, the command line), which win.
   static void add_options(const std::string& options);
   static std::string version();
+  // The options in the database that nothing has read so far, without their dash (what PETSc's
+  // -options_left lists at the end).
+  static std::vector<std::string> unused_options();
+  // The program's own long options: PETSc's parser sees them on the command line too (`--set a=1`
+  // reads as option -set), and unused_options() leaves them out.
+  static void set_program_options(std::vector<std::string> names);
 };
 
 }  // namespace nendo
