@@ -51,7 +51,8 @@ def rows(path):
 class PostProcessing(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        os.makedirs(WORK, exist_ok=True)
+        shutil.rmtree(WORK, ignore_errors=True)  # nendo refuses a folder holding an earlier run
+        os.makedirs(WORK)
         scene = os.path.join(WORK, "scene.yaml")
         with open(scene, "w") as f:
             f.write(SCENE)
