@@ -1,5 +1,5 @@
 #pragma once
-// The output folder of one run (docs/output.md "The run folder"). One run per folder: a fresh run
+// The output folder of one run (docs/run-folder.md). One run per folder: a fresh run
 // refuses a folder, or a checkpoint directory, that holds another run's files unless told to
 // overwrite them (then it removes nendo's own files there and nothing else); a restart continues
 // the run whose folder it writes into and removes that run's outputs past the restart point; a
