@@ -171,6 +171,22 @@ def sweep(env):
     return d, r.stdout.strip().split(";")[0]
 
 
+def missing_module_command_is_an_error(env):
+    """A sweep task (run by hand, outside Slurm) with NENDO_MODULES but no `module` anywhere stops
+    before nendo with exit 2, naming the problem."""
+    d = os.path.join(WORK, "no-module")
+    os.makedirs(d)
+    params = os.path.join(d, "p.txt")
+    with open(params, "w") as f:
+        f.write("a time.end=0.01\n")
+    env = dict(env, NENDO=NENDO, NENDO_MODULES="nendo/test", SLURM_ARRAY_TASK_ID="1",
+               NENDO_SWEEP_SCRIPT=SWEEP, MODULESHOME="/nonexistent")
+    r = run(["bash", SWEEP, params, SCENE], cwd=d, env=env, capture_output=True)
+    check(r.returncode == 2 and "but there is no 'module' command" in r.stderr
+          and not os.path.exists(os.path.join(d, "sweep-p")),
+          f"NENDO_MODULES without a module command: exit 2 before nendo ({r.returncode}: {r.stderr.strip()[-200:]})")
+
+
 def check_sweep(d, array_job, records):
     tasks = [rec for rec in records.values() if rec.get("Name") == "nendo-sweep"]
     check(len(tasks) == len(SWEEP_SETS) and all((t["JobState"], t["ExitCode"]) == ("COMPLETED", "0:0") for t in tasks),
@@ -270,6 +286,7 @@ def main():
         ref, seconds = uninterrupted(env)
         walltime = link_budget(seconds)
         log(f"wall-time budget per link: {walltime} s")
+        missing_module_command_is_an_error(env)
         sweep_dir, sweep_job = sweep(env)
         d, jobs, signalled = chain(env, walltime, sweep_job)
 
