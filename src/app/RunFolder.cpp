@@ -278,7 +278,7 @@ bool is_checkpoint_file(const std::string& name) {
 
 RunFolder::RunFolder(MPI_Comm comm, const Scene& scene, const RunPaths& paths, const RunRecord& record,
                      const Checkpoint* resumed)
-    : comm_(comm), root_(mpi::rank(comm) == 0), output_dir_(paths.output_dir) {
+    : root_(mpi::rank(comm) == 0), output_dir_(paths.output_dir) {
   const Json this_segment = segment(comm, record, resumed);  // collective: gathers the host names
   std::string error;
   if (root_) {

@@ -74,7 +74,6 @@ class RunFolder {
              const RunFolderPlan& plan, const nlohmann::ordered_json& this_segment);
   void write_manifest(bool at_start) const;
 
-  MPI_Comm comm_;
   bool root_;
   std::string output_dir_, checkpoint_dir_, run_id_;
   std::string manifest_text_;  // the manifest as JSON text (rank 0)
