@@ -28,6 +28,7 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/nendoConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/nendoConfig.cmake ${PROJECT_BINARY_DIR}/nendoConfigVersion.cmake
         DESTINATION ${NENDO_CMAKE_DIR})
 
+# USE_SOURCE_PERMISSIONS: the tools stay executable (their shebangs find python3 and pvbatch).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/jobs/scenes ${PROJECT_SOURCE_DIR}/jobs/catalyst
                   ${PROJECT_SOURCE_DIR}/jobs/tools ${PROJECT_SOURCE_DIR}/jobs/examples
-        DESTINATION ${CMAKE_INSTALL_DATADIR}/nendo)
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/nendo USE_SOURCE_PERMISSIONS)

@@ -36,6 +36,7 @@ void write_meta(const Hdf5File& file, const CheckpointMeta& meta) {
   file.write_attribute(g, "dt", meta.dt);
   file.write_attribute(g, "ranks", static_cast<std::int32_t>(meta.ranks));
   file.write_attribute(g, "method", meta.method);
+  file.write_attribute(g, "run_id", meta.run_id);
   file.write_attribute(g, "finished", static_cast<std::int32_t>(meta.finished));
   file.write_attribute(g, "next_id", meta.next_id);
   file.write_attribute(g, "output_index", meta.output_index);
@@ -71,6 +72,7 @@ CheckpointMeta read_meta(const Hdf5File& file) {
   meta.dt = file.read_double_attribute(g, "dt");
   meta.ranks = static_cast<int>(file.read_int64_attribute(g, "ranks"));
   meta.method = file.read_string_attribute(g, "method");
+  if (file.has_attribute(g, "run_id")) meta.run_id = file.read_string_attribute(g, "run_id");
   meta.finished = file.read_int64_attribute(g, "finished") != 0;
   meta.next_id = file.read_uint64_attribute(g, "next_id");
   meta.output_index = file.read_int64_attribute(g, "output_index");

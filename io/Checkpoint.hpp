@@ -36,7 +36,8 @@ struct CheckpointMeta {
   double dt = 0;  // the last step's
   int ranks = 0;
   std::string method;
-  bool finished = false;               // the run reached its end time
+  std::string run_id;     // of the run that wrote it (app/RunFolder); empty in checkpoints before issue 32
+  bool finished = false;  // the run reached its end time
   std::uint64_t next_id = 0;           // the smallest particle id never used
   std::int64_t output_index = 0;       // the index the next output file gets
   double next_output = 0;              // the simulated time of the next output (output.every)

@@ -20,7 +20,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PACKAGES=(
   g++ cmake ninja-build pkg-config
   openmpi-bin libopenmpi-dev libhdf5-openmpi-dev petsc-dev libeigen3-dev
-  libyaml-cpp-dev libcli11-dev libfmt-dev libgtest-dev libbenchmark-dev
+  libyaml-cpp-dev libcli11-dev libfmt-dev libgtest-dev libbenchmark-dev nlohmann-json3-dev
   libgmsh-dev  # tetrahedral meshes: reading .msh files, meshing cylinders
   python3 python3-h5py-mpi python3-numpy python3-matplotlib
   # ParaView Catalyst; the -dev packages are what ParaView's CMake package config looks for, and

@@ -78,7 +78,7 @@ NO_OUTPUT = ["--set", "output={every_steps: 1000000}"]  # timed runs write only 
 
 def nendo_command(args, method, kind, ranks, steps, out, extra=(), launcher=None):
     scene, sets = METHODS[method][0](kind, ranks, args.scale)
-    return ((launcher or launch(args, ranks)) + [args.nendo, "run", scene, "--steps", str(steps), "--output", out] +
+    return ((launcher or launch(args, ranks)) + [args.nendo, "run", scene, "--steps", str(steps), "--output", out, "--overwrite"] +
             sets + list(extra))
 
 

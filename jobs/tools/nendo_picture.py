@@ -1,3 +1,4 @@
+#!/usr/bin/env pvbatch
 """Renders one output of a nendo run as a PNG picture with ParaView: the particles of the run's
 particles.xdmf at one output time, coloured by a particle field, with a colour bar.
 
@@ -21,11 +22,17 @@ parallel projection, 3D runs from a three-quarter view, framed on the particles 
 ground of the scene. Write a list that starts with a negative number with "=": --frame=-1,1,0,2.
 
 Mistakes (a directory without particles.xdmf, a field the output does not have, a time outside
-the run) are reported on one line starting with "nendo_picture: error:" and exit code 2.
+the run) are reported on one line starting with "nendo_picture: error:" and exit code 2; so are
+a Python without ParaView (run the script with pvbatch) and no X display where ParaView cannot
+render off-screen (the message gives the xvfb-run command line to use instead).
 """
 import argparse
+import ctypes
+import ctypes.util
+import importlib.util
 import math
 import os
+import shlex
 import sys
 from xml.etree import ElementTree
 
@@ -42,6 +49,49 @@ def fail(message):
 class Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse's own mistakes in the same one-line form
         fail(message)
+
+
+def renders_offscreen():
+    """True if this ParaView build has a render window that needs no X server (EGL or OSMesa);
+    Debian's ParaView 5.11 has neither."""
+    try:
+        from vtkmodules import vtkRenderingOpenGL2 as opengl
+    except ImportError:
+        return False
+    return any(hasattr(opengl, name) for name in ("vtkEGLRenderWindow", "vtkOSOpenGLRenderWindow"))
+
+
+def x_display_problem():
+    """Why ParaView could not open an X display (None when it can): asked of libX11 itself, since
+    a DISPLAY may be set but point at no running server."""
+    display = os.environ.get("DISPLAY", "")
+    if not display:
+        return "DISPLAY is not set"
+    library = ctypes.util.find_library("X11")
+    if library is None:
+        return None  # cannot tell: let ParaView try
+    x11 = ctypes.CDLL(library)
+    x11.XOpenDisplay.restype = ctypes.c_void_p
+    x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
+    connection = x11.XOpenDisplay(display.encode())
+    if not connection:
+        return f"cannot open the X display DISPLAY={display}"
+    x11.XCloseDisplay.argtypes = [ctypes.c_void_p]
+    x11.XCloseDisplay(connection)
+    return None
+
+
+def require_paraview_and_display():
+    """Stops with one line saying what to run instead when ParaView is missing or cannot render here."""
+    command = " ".join(shlex.quote(a) for a in [os.path.relpath(os.path.abspath(__file__))] + sys.argv[1:])
+    if importlib.util.find_spec("paraview") is None:
+        fail(f"{sys.executable} has no ParaView: run this script with ParaView's Python, "
+             f"`pvbatch {command}` (Debian package paraview)")
+    problem = None if renders_offscreen() else x_display_problem()
+    if problem:
+        fail(f"no display to render on ({problem}), and this ParaView renders only through X. "
+             f"Give it a virtual one (Debian package xvfb): "
+             f"xvfb-run -a -s \"-screen 0 1280x1024x24 -noreset\" pvbatch {command}")
 
 
 def parse_size(text):
@@ -294,6 +344,7 @@ def render(args):
     directory = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(directory):
         fail(f"-o {args.output}: the directory {directory} does not exist")
+    require_paraview_and_display()
     from paraview import simple as pv  # after the checks: importing ParaView takes seconds
 
     reader, times, time, dataset = read_output(pv, path, args)

@@ -22,8 +22,28 @@ import os
 import re
 import sys
 
-import h5py
-import numpy as np
+
+def require_modules():
+    """h5py and numpy, or a one-line error naming the missing ones and their Debian packages."""
+    missing = []
+    for name in ("numpy", "h5py"):
+        try:
+            __import__(name)
+        except ImportError as error:
+            missing.append((name, error))
+    if missing:
+        names = " and ".join(name for name, _ in missing)
+        packages = " ".join(f"python3-{name}" for name, _ in missing)
+        details = "; ".join(f"{name}: {error}" for name, error in missing)
+        debian = " and run the tool with /usr/bin/python3" if sys.executable != "/usr/bin/python3" else ""
+        sys.exit(f"nendo_post: error: {sys.executable} cannot import {names} ({details}). "
+                 f"Install the Debian package(s): apt-get install {packages}{debian}, "
+                 f"or use a python3 that has {names}")
+
+
+require_modules()
+import h5py  # noqa: E402
+import numpy as np  # noqa: E402
 
 
 def outputs(out):
@@ -101,26 +121,65 @@ def cmd_diagnostics(args):
     save(fig, args.output or os.path.join(args.out, "diagnostics.png"))
 
 
+def probe_selection(h, args, path):
+    """Which particles of one output the probe takes: the one with --id, or those within --radius of --at."""
+    if args.id is not None:
+        return h["particles/id"][:] == args.id
+    x = h["particles/position"][:]
+    at = np.array([float(c) for c in args.at.split(",")])
+    if len(at) != x.shape[1]:
+        sys.exit(f"nendo_post: --at has {len(at)} coordinates, the scene is {x.shape[1]}D")
+    return ((x - at) ** 2).sum(axis=1) <= args.radius ** 2
+
+
+def what_exists(h, args):
+    """What the probe could have asked for in one output: the ids, or the particles' extent and the nearest one."""
+    if args.id is not None:
+        ids = h["particles/id"][:]
+        return f"its {len(ids)} particles have ids {ids.min()} to {ids.max()}" if len(ids) else "it has no particles"
+    x = h["particles/position"][:]
+    if len(x) == 0:
+        return "it has no particles"
+    at = np.array([float(c) for c in args.at.split(",")])
+    nearest = np.sqrt(((x - at) ** 2).sum(axis=1)).min()
+    extent = " x ".join(f"[{lo:.4g}, {hi:.4g}]" for lo, hi in zip(x.min(axis=0), x.max(axis=0)))
+    return f"its {len(x)} particles span {extent} m, the nearest is {nearest:.4g} m from the point"
+
+
+def check_probe_found(series, empty, args):
+    """Exits with a message when the probe found no particle at some output (unless --allow-empty)."""
+    if not empty:
+        return
+    asked = (f"particle id {args.id}" if args.id is not None
+             else f"no particle within --radius {args.radius:g} of --at {args.at}")
+    name, hint = empty[0]
+    where = f"{len(empty)} of {len(series)} outputs" if len(empty) < len(series) else f"all {len(series)} outputs"
+    if args.id is not None:
+        message = f"{asked} is missing from {where}, e.g. {name}: {hint}"
+    else:
+        message = f"{asked} in {where}, e.g. {name}: {hint}"
+    if len(empty) == len(series) or not args.allow_empty:
+        extra = "" if len(empty) == len(series) else " (--allow-empty writes NaN rows for them)"
+        sys.exit(f"nendo_post: error: probe: {message}{extra}")
+    print(f"nendo_post: warning: probe: {message}; their rows are NaN", file=sys.stderr)
+
+
 def cmd_probe(args):
     if (args.at is None) == (args.id is None):
         sys.exit("nendo_post: probe needs either --at X,Y[,Z] (with --radius) or --id N")
     if args.at is not None and args.radius <= 0:
         sys.exit("nendo_post: probe --at needs --radius > 0 (the particles within it are averaged)")
-    series = []
+    series, empty = [], []
     for path in outputs(args.out):
         with h5py.File(path, "r") as h:
             values = particle_field(h, args.field, path)
-            if args.id is not None:
-                chosen = h["particles/id"][:] == args.id
-            else:
-                x = h["particles/position"][:]
-                at = np.array([float(c) for c in args.at.split(",")])
-                if len(at) != x.shape[1]:
-                    sys.exit(f"nendo_post: --at has {len(at)} coordinates, the scene is {x.shape[1]}D")
-                chosen = ((x - at) ** 2).sum(axis=1) <= args.radius ** 2
+            chosen = probe_selection(h, args, path)
+            if not chosen.any():
+                empty.append((os.path.basename(path), what_exists(h, args)))
             w = weights(h)
             series.append((float(h.attrs["time"]), int(h.attrs["step"]), int(chosen.sum()),
                            mean(values[chosen], None if w is None else w[chosen])))
+    check_probe_found(series, empty, args)
     components = len(series[0][3])
     header = ["time", "step", "particles"] + [f"{args.field}_{c}" if components > 1 else args.field
                                               for c in range(components)]
@@ -196,6 +255,8 @@ def main():
     p.add_argument("--at", help="X,Y[,Z] in metres")
     p.add_argument("--radius", type=float, default=0.0, help="particles within this distance of --at (m)")
     p.add_argument("--id", type=int, help="follow the particle with this id")
+    p.add_argument("--allow-empty", action="store_true",
+                   help="write NaN rows for outputs where the probe finds no particle (default: an error)")
     p.add_argument("--csv", help="CSV (default OUT/probe_FIELD.csv)")
     p.add_argument("-o", "--output", help="PNG of the probe against time")
     p = sub.add_parser("profile", help="a field binned along an axis at one output")

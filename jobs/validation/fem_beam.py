@@ -43,7 +43,7 @@ F1 = 1.875104 ** 2 / (2 * math.pi) * math.sqrt(E * INERTIA / (RHO * AREA * LENGT
 
 def run(args, name, sets):
     out = os.path.join(args.outdir, "runs", name)
-    cmd = ["mpirun", "-np", str(args.ranks), os.path.join(args.build, "src", "app", "nendo"), "run", SCENE,
+    cmd = ["mpirun", "-np", str(args.ranks), os.path.join(args.build, "src", "app", "nendo"), "run", SCENE, "--overwrite",
            "--output", out] + [a for s in sets for a in ("--set", s)]
     print(" ".join(cmd), flush=True)
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)

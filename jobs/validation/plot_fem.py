@@ -143,7 +143,7 @@ def nendo(args, name, scene, extra):
     """Runs (or reuses) one case; returns its Run."""
     out = os.path.join(args.runs, name)
     cmd = ["mpirun", "-np", str(args.ranks), "--bind-to", "none", os.path.join(args.build, "src", "app", "nendo"),
-           "run", os.path.join(SCENES, scene), "--output", out, *extra]
+           "run", os.path.join(SCENES, scene), "--output", out, "--overwrite", *extra]
     stamp = os.path.join(out, "cmd.txt")
     if not args.rerun and os.path.exists(stamp) and open(stamp).read() == " ".join(cmd):
         return Run(out)

@@ -9,9 +9,11 @@
 
 #include "app/CatalystOutput.hpp"
 #include "app/Checkpointer.hpp"
+#include "app/ExitStatus.hpp"
 #include "app/MeshOutput.hpp"
 #include "app/OutputView.hpp"
 #include "app/Restart.hpp"
+#include "app/RunFolder.hpp"
 #include "app/SolverLog.hpp"
 #include "app/StopRequest.hpp"
 #include "bodies/BodySeeder.hpp"
@@ -45,20 +47,25 @@ Real max_speed(const Space& space) {
 }
 
 // time.dt alone: fixed. time.cfl: the advective bound cfl*dx/max|v| and the method's own bound,
-// capped by time.dt when given; never past the end time.
-Real next_dt(const Scene& scene, const Method& method, const Space& space, Real t) {
+// capped by time.dt when given. Never past `landing` (the end time, the next output or checkpoint
+// time): a step that would pass it, or stop short of it by round-off, is shortened to land on it.
+Real next_dt(const Scene& scene, const Method& method, const Space& space, Real t, Real landing) {
   Real dt = scene.time.dt.value_or(std::numeric_limits<Real>::infinity());
   if (scene.time.cfl) {
     const Real v = max_speed(space);
     if (v > 0) dt = std::min(dt, *scene.time.cfl * scene.grid.dx / v);
     dt = std::min(dt, method.stable_dt(space));
   }
-  if (!std::isfinite(dt)) dt = scene.time.end - t;  // nothing moves and nothing limits the step
-  // A remainder below a millionth of a step is round-off in the accumulated time: finish with this
-  // step instead of a step of 1e-14 s.
-  if (scene.time.end - t <= dt * (1 + 1e-6)) return scene.time.end - t;
+  if (!std::isfinite(dt)) dt = landing - t;  // nothing moves and nothing limits the step
+  // A remainder below a millionth of a step is round-off in the accumulated time: land with this
+  // step instead of a step of 1e-14 s next.
+  if (landing - t <= dt * (1 + 1e-6)) return landing - t;
   return dt;
 }
+
+// The scheduled time after t of a series every `period` apart from 0 (k * period, k = 1, 2, ...):
+// outputs and checkpoints by time land there, so that none drifts (t accumulates no round-off).
+Real next_multiple(Real t, Real period) { return (std::floor(t / period + 1e-9) + 1) * period; }
 
 std::string format_duration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "--:--:--";
@@ -102,18 +109,6 @@ class Progress {
   double every_, end_, start_, last_wall_, last_time_;
   long steps_since_ = 0;
 };
-
-void make_output_directory(MPI_Comm comm, const std::string& dir) {
-  int ok = 1;
-  std::string why;
-  if (mpi::rank(comm) == 0) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) ok = 0, why = ec.message();
-  }
-  MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
-  if (!ok) throw Error("cannot create the output directory '" + dir + "'" + (why.empty() ? "" : ": " + why));
-}
 
 // The step that produced a non-finite value is not finished. For a method that checks its own
 // state (MPM) the file holds every particle's last finite state (all but the failed particles
@@ -183,13 +178,14 @@ void print_mpi_profile(MPI_Comm comm, double step_seconds, double mpi_seconds, l
 
 // Everything but the particles that the next step needs, for a checkpoint.
 CheckpointMeta checkpoint_meta(const Scene& scene, const Space& space, const Method& method,
-                               long scheduled_through, long step, Real t, Real dt, bool finished,
-                               int output_index, Real next_output) {
+                               const std::string& run_id, long scheduled_through, long step, Real t, Real dt,
+                               bool finished, int output_index, Real next_output) {
   CheckpointMeta meta;
   meta.scheduled_through = scheduled_through;
   meta.step = step, meta.time = t, meta.dt = dt, meta.finished = finished;
   meta.ranks = space.ranks();
   meta.method = scene.method;
+  meta.run_id = run_id;
   meta.output_index = output_index;
   meta.next_output = next_output;
   meta.scene_text = scene.source_text;
@@ -236,32 +232,85 @@ std::unique_ptr<Space> make_space(MPI_Comm comm, const Scene& scene, Method& met
   return space;
 }
 
-}  // namespace
+// Where `--restart latest` looks: the first directory of paths.restart_search that holds a
+// checkpoint (rank 0 looks; every rank gets its answer).
+std::string restart_directory(MPI_Comm comm, const RunPaths& paths) {
+  std::string chosen = paths.checkpoint_dir;
+  if (mpi::rank(comm) == 0)
+    for (const std::string& candidate : paths.restart_search)
+      if (!list_checkpoints(candidate).empty()) {
+        chosen = candidate;
+        break;
+      }
+  mpi::broadcast(chosen, 0, comm);
+  return chosen;
+}
 
-RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& options) {
+// PETSc reads these itself when it finalises (or never reports them used).
+bool read_by_petsc_at_exit(const std::string& name) {
+  for (const char* prefix : {"log_", "options_left", "options_view", "malloc", "memory_view", "objects_dump",
+                             "checkstack", "fp_trap", "info", "history", "on_error", "no_signal_handler"})
+    if (name.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+std::vector<std::string> unused_petsc_options() {
+  std::vector<std::string> unused;
+  for (const std::string& name : PetscSession::unused_options())
+    if (!read_by_petsc_at_exit(name)) unused.push_back("-" + name);
+  return unused;
+}
+
+// A PETSc option that nothing will read is a mistake (a typo, or an option for another method):
+// refused before the first step for a method that makes no PETSc solver, whose options would all
+// have been read by now. Every rank has the same options, so every rank reaches the same verdict.
+void refuse_unused_petsc_options(const Scene& scene) {
+  const std::vector<std::string> unused = unused_petsc_options();
+  if (unused.empty()) return;
+  std::string names;
+  for (const std::string& name : unused) names += (names.empty() ? "" : ", ") + name;
+  throw InputError(
+      fmt::format("the PETSc option(s) {} would not be used: method '{}'{} solves nothing with "
+                  "PETSc (nendo's own options start with --; see nendo run --help)",
+                  names, scene.method, scene.method == "mpm" ? " without implicit: true" : ""));
+}
+
+// For a method with PETSc solvers, options are read when the solvers are made, during the steps:
+// what is still unread at the end is reported as -options_left would.
+void warn_unused_petsc_options(MPI_Comm comm) {
+  if (mpi::rank(comm) != 0) return;
+  for (const std::string& name : unused_petsc_options())
+    fmt::print(stderr,
+               "nendo: warning: the PETSc option {} was given but no PETSc object used it (a typo?)\n", name);
+}
+
+void print_summary(MPI_Comm comm, const RunSummary& s) {
+  if (mpi::rank(comm) != 0) return;
+  const long steps = s.steps - s.first_step;
+  fmt::print("nendo: {} steps to t = {:.6g} in {:.2f} s ({:.3e} particle-steps/s), {} outputs\n", steps,
+             s.time, s.wall_seconds,
+             s.wall_seconds > 0 ? static_cast<double>(s.particles) * double(steps) / s.wall_seconds : 0.0,
+             s.outputs);
+  if (s.catalyst_executions > 0)
+    fmt::print("nendo: Catalyst ran the scripts {} times in {:.2f} s\n", s.catalyst_executions,
+               s.catalyst_seconds);
+  if (!s.stopped_by.empty())
+    fmt::print("nendo: stopped by {} at step {}; resume with --restart latest (checkpoint {})\n",
+               s.stopped_by, s.steps, s.last_checkpoint);
+}
+
+// The time loop, once the run's folder is settled.
+RunSummary advance(MPI_Comm comm, const Scene& scene, const RunOptions& options, Method& method_ref,
+                   Space& space, std::optional<Resumed>& resumed, RunFolder& folder, StopRequest& stop,
+                   CatalystOutput& catalyst, double walltime) {
   const int rank = mpi::rank(comm);
-  std::optional<RunPhase> phase(std::in_place, RunPhase::SetUp);  // -log_view's stages
-  PetscSession::add_options(scene.implicit.petsc_options);        // before the solvers read them
-  std::unique_ptr<Method> method = make_method(scene);
-  const std::string dir = options.output_dir.value_or(scene.output.dir);
-  const double walltime = options.walltime.value_or(scene.checkpoint.walltime);
-  Checkpointer checkpoints(comm, scene.checkpoint, walltime);
-  StopRequest stop(comm, walltime);  // from here on a signal means "stop at the next step boundary"
-
-  // The Catalyst scripts and a restart are checked before any other work (and before the output
-  // directory is made; the scripts write into it).
-  CatalystOutput catalyst(comm, scene, *method, options.catalyst_scripts, dir);
-  std::optional<Resumed> resumed;
-  if (options.restart)
-    resumed = load_restart(comm, *options.restart, checkpoints.directory(), scene, options.allow_scene_change,
-                           *method);
-  ParticleSet particles = resumed ? std::move(resumed->particles) : make_particles(*method, scene.dimension);
-  std::unique_ptr<Space> space_owner = make_space(comm, scene, *method, resumed, std::move(particles));
-  Space& space = *space_owner;
-  if (!resumed) refuse_unstable_fixed_step(scene, *method, space);
+  Method* method = &method_ref;
+  const std::string& dir = folder.output_dir();
+  CheckpointSettings checkpoint_settings = scene.checkpoint;
+  checkpoint_settings.dir = folder.checkpoint_dir();
+  Checkpointer checkpoints(comm, checkpoint_settings, walltime);
   const LoadBalancePolicy balance{scene.balance.every_steps, scene.balance.threshold, scene.balance.by_time};
   checkpoints.prepare(resumed ? resumed->checkpoint.meta.step : -1);
-  make_output_directory(comm, dir);
 
   const OutputFields fields =
       select_output_fields(scene.output.fields, scene, *method, space.particles(), rank, "output");
@@ -294,7 +343,7 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
     row.momentum = g.momentum, row.mass = g.mass;
     diagnostics.append(row);
     ++summary.outputs;
-    if (scene.output.every && scheduled) next_output = t + *scene.output.every;
+    if (scene.output.every && scheduled) next_output = next_multiple(t, *scene.output.every);
     unscheduled_output = !scheduled;
   };
   auto output_due = [&] {
@@ -305,8 +354,8 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
     const RunPhase checkpoint_phase(RunPhase::Checkpoint);
     summary.last_checkpoint = checkpoints.write(
         space.particles(),
-        checkpoint_meta(scene, space, *method, step - (unscheduled_output ? 1 : 0), step, t, dt, finished,
-                        writer.next_index() - (unscheduled_output ? 1 : 0), next_output));
+        checkpoint_meta(scene, space, *method, folder.run_id(), step - (unscheduled_output ? 1 : 0), step, t,
+                        dt, finished, writer.next_index() - (unscheduled_output ? 1 : 0), next_output));
   };
 
   const std::uint64_t particles_total = space.global_particles();
@@ -327,12 +376,16 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   }
   double step_seconds = 0, step_mpi_seconds = 0;  // in method->advance(), this rank
   double work_since_check = 0;                    // the same outside MPI calls, for the balancer
-  phase.reset(), phase.emplace(RunPhase::Steps);
+  const RunPhase steps_phase(RunPhase::Steps);    // nested in set-up: PETSc charges each stage its own time
   while (t < scene.time.end && (!options.max_steps || step < *options.max_steps)) {
     const double step_start = MPI_Wtime();
     const mpi_time::Stopwatch mpi_in_step;
     const Real before = t;
-    dt = next_dt(scene, *method, space, t);
+    Real landing = scene.time.end;
+    if (scene.output.every) landing = std::min(landing, next_output);
+    if (scene.checkpoint.every > 0) landing = std::min(landing, next_multiple(t, scene.checkpoint.every));
+    dt = next_dt(scene, *method, space, t, landing);
+    const bool lands = dt == landing - t;
     try {
       method->advance(space, t, dt);
       if (!method->checks_finite_state()) require_finite_state(space, step + 1);
@@ -352,7 +405,7 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
         fmt::print(stderr, "nendo: the last good state (t = {:.17g}) is in {}\n", t, summary.last_checkpoint);
       throw;
     }
-    t = std::min(t + dt, scene.time.end), ++step;
+    t = lands ? landing : t + dt, ++step;
     space.maybe_rebalance(step, balance, work_since_check);
     if (balance.every_steps > 0 && step % balance.every_steps == 0) work_since_check = 0;
     const bool last = !(t < scene.time.end) || (options.max_steps && step >= *options.max_steps);
@@ -380,7 +433,48 @@ RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& o
   print_stage_profile(comm, *method, summary.wall_seconds);
   print_mpi_profile(comm, step_seconds, step_mpi_seconds, summary.steps - summary.first_step,
                     space.particles().size());
+  print_summary(comm, summary);
+  warn_unused_petsc_options(comm);
   return summary;
+}
+
+}  // namespace
+
+RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& options) {
+  const RunPhase set_up(RunPhase::SetUp);                   // -log_view's stages (PetscLog.hpp)
+  PetscSession::add_options(scene.implicit.petsc_options);  // before the solvers read them
+  std::unique_ptr<Method> method = make_method(scene);
+  const RunPaths paths = resolve_run_paths(scene, options.output_dir);
+  const std::string& dir = paths.output_dir;
+  const double walltime = options.walltime.value_or(scene.checkpoint.walltime);
+  StopRequest stop(comm, walltime);  // from here on a signal means "stop at the next step boundary"
+
+  // The Catalyst scripts, a restart and the output folder are checked before any other work (and
+  // before the output directory is made; the scripts write into it).
+  CatalystOutput catalyst(comm, scene, *method, options.catalyst_scripts, dir);
+  std::optional<Resumed> resumed;
+  if (options.restart)
+    resumed = load_restart(comm, *options.restart, restart_directory(comm, paths), scene,
+                           options.allow_scene_change, *method);
+  ParticleSet particles = resumed ? std::move(resumed->particles) : make_particles(*method, scene.dimension);
+  std::unique_ptr<Space> space_owner = make_space(comm, scene, *method, resumed, std::move(particles));
+  Space& space = *space_owner;
+  if (!resumed) refuse_unstable_fixed_step(scene, *method, space);
+  if (!method->solver_stats()) refuse_unused_petsc_options(scene);  // no PETSc solver reads them later
+  RunFolder folder(comm, scene, paths,
+                   RunRecord{options.command, options.overwrite, options.allow_scene_change, options.quiet},
+                   resumed ? &resumed->checkpoint : nullptr);
+  try {
+    RunSummary summary =
+        advance(comm, scene, options, *method, space, resumed, folder, stop, catalyst, walltime);
+    folder.finish(kExitFinished, summary.time >= scene.time.end ? "finished" : "stopped",
+                  summary.stopped_by.empty() ? "" : "stopped by " + summary.stopped_by, summary.steps,
+                  summary.time);
+    return summary;
+  } catch (const std::exception& e) {
+    folder.finish(exit_status_of(e), "failed", e.what());
+    throw;
+  }
 }
 
 }  // namespace nendo

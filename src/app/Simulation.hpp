@@ -20,6 +20,9 @@ struct RunOptions {
   bool allow_scene_change = false;            // --allow-scene-change
   std::optional<double> walltime;             // --walltime, replaces checkpoint.walltime (seconds)
   std::vector<std::string> catalyst_scripts;  // --catalyst, run besides the scene's catalyst.scripts
+  bool overwrite = false;                     // --overwrite: remove another run's files from the folder
+  bool quiet = false;                         // --quiet: rank 0's standard output to run.log only
+  std::vector<std::string> command;           // the command line, for the run's manifest
 };
 
 struct RunSummary {
@@ -35,6 +38,8 @@ struct RunSummary {
   double catalyst_seconds = 0;   // wall time in Catalyst (rank 0)
 };
 
+// Collective. Prints progress and a summary on rank 0 and records the run in its output folder
+// (app/RunFolder.hpp); throws what stopped it (SceneError, InputError, SolverError, ...).
 RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& options);
 
 }  // namespace nendo

@@ -99,7 +99,7 @@ struct OutputSettings {
 };
 
 struct CheckpointSettings {
-  std::string dir;
+  std::string dir;  // empty: <output directory>/checkpoints (app/RunFolder resolves it)
   int every_steps = 0;  // 0: no checkpoints every N steps
   Real every = 0;       // simulated seconds between checkpoints; 0: none
   int keep = 0;

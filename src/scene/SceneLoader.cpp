@@ -394,7 +394,7 @@ class SceneReader {
   CheckpointSettings read_checkpoint(const Cursor& map) {
     const MapReader checkpoint = section(map, "checkpoint");
     CheckpointSettings settings;
-    settings.dir = checkpoint.text("dir");
+    if (checkpoint.has("dir")) settings.dir = checkpoint.text("dir");
     settings.every_steps = checkpoint.integer("every_steps");
     settings.every = checkpoint.real("every");
     settings.keep = checkpoint.integer("keep");
@@ -644,6 +644,15 @@ std::string scene_location(const Scene& scene, const std::string& key_path) {
   }
   const std::string line = scene::line_of(node);
   return line.empty() ? scene.source_path : scene.source_path + ":" + line;
+}
+
+std::string scene_as_run(const Scene& scene) {
+  YAML::Node root = parse_yaml(scene.source_text, scene.source_path);
+  scene::SceneSource source{scene.source_path, {}};
+  scene::apply_overrides(root, scene.overrides, source);
+  YAML::Emitter out;
+  out << root;
+  return std::string(out.c_str()) + "\n";
 }
 
 }  // namespace nendo

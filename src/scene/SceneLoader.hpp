@@ -22,4 +22,7 @@ Scene load_scene(const std::string& path, const std::vector<std::string>& overri
 // last override that set it (or a section holding it), else "file:line", else the file.
 std::string scene_location(const Scene& scene, const std::string& key_path);
 
+// The scene's YAML with every override applied (comments dropped): what a run's scene.yaml holds.
+std::string scene_as_run(const Scene& scene);
+
 }  // namespace nendo

@@ -85,7 +85,7 @@ std::vector<KeySchema> output_keys() {
 std::vector<KeySchema> checkpoint_keys() {
   return {
       KeySchema::text("dir", "checkpoint directory, relative to the working directory")
-          .defaults_to("checkpoints"),
+          .when_unset("unset: `checkpoints` in the output directory"),
       KeySchema::integer("every_steps", "steps between checkpoints; 0 turns periodic checkpoints off")
           .defaults_to("0")
           .at_least(0),

@@ -317,6 +317,7 @@ class Faults(unittest.TestCase):
         self.assert_ends_like_the_reference(directory)
 
     def test_a_read_only_output_directory_stops_cleanly_and_keeps_the_written_outputs(self):
+        # Found before any work since issue 32 (the run's manifest is written first): bad input, exit 2.
         directory = self.fresh("read-only-output")
         out = os.path.join(directory, "out")
         run(directory, self.scene, "--steps", "60", "--set", "checkpoint.every_steps=60")
@@ -324,7 +325,7 @@ class Faults(unittest.TestCase):
         mount("--bind", out, out)
         try:
             mount("-o", "remount,ro,bind", out)
-            done = run(directory, self.scene, "--restart", "latest", expect=1)
+            done = run(directory, self.scene, "--restart", "latest", expect=2)
             self.assertIn("Read-only file system", done.stderr)
             self.assertIn(out, done.stderr)
             self.assertNotIn("MPI_ABORT", done.stderr + done.stdout)
@@ -393,8 +394,9 @@ class Faults(unittest.TestCase):
         self.assertIn("restarting from", extended.stdout)
         with h5py.File(checkpoints(directory)[-1], "r") as f:
             self.assertEqual(f["meta"].attrs["time"], 0.06)
+        # from another run's checkpoint into this folder: its files go first (issue 32, one run per folder)
         run(directory, self.scene, "--restart", checkpoints(self.reference)[-1], "--allow-scene-change",
-            "--set", "materials.jelly.E=2e5", "--set", "time.end=0.052")
+            "--set", "materials.jelly.E=2e5", "--set", "time.end=0.052", "--overwrite")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
 Usage: cli_test.py NENDO_BINARY WORK_DIR RANKS
 """
 import csv
+import json
 import os
 import shutil
 import subprocess
@@ -38,6 +39,7 @@ def scene(name, dim=3, **changes):
     for old, new in changes.items():
         text = text.replace(old.replace("_", " "), new)
     os.makedirs(os.path.join(WORK, name), exist_ok=True)
+    shutil.rmtree(os.path.join(WORK, name, "out"), ignore_errors=True)  # one run per output folder
     path = os.path.join(WORK, name, "scene.yaml")
     with open(path, "w") as f:
         f.write(text)
@@ -174,12 +176,211 @@ class Cli(unittest.TestCase):
     def test_steps_limit_and_output_option(self):
         path = scene("steps")
         out = os.path.join(WORK, "steps", "elsewhere")
+        shutil.rmtree(out, ignore_errors=True)
         r = nendo("run", path, "--steps", "3", "--output", out)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(os.path.join(out, "diagnostics.csv")) as f:
             rows = list(csv.DictReader(f))
         self.assertEqual(int(rows[-1]["step"]), 3)
 
+
+
+def files_of(directory):
+    return {f: os.path.getmtime(os.path.join(directory, f)) for f in sorted(os.listdir(directory))}
+
+
+def manifest(out):
+    with open(os.path.join(out, "manifest.json")) as f:
+        return json.load(f)
+
+
+class Options(unittest.TestCase):
+    """Issue 32 item 1: nendo's options are checked; PETSc's (one dash) reach PETSc."""
+
+    def assert_refused_before_output(self, name, args, *message):
+        path = scene(name)
+        shutil.rmtree(os.path.join(WORK, name, "out"), ignore_errors=True)
+        r = nendo("run", path, *args)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        for m in message:
+            self.assertIn(m, r.stderr)
+        self.assertNotIn("particle-steps/s", r.stdout)
+        self.assertFalse(os.path.exists(os.path.join(WORK, name, "out")), "refused before any output")
+        self.assertFalse(os.path.exists(os.path.join(WORK, name, "x")), "refused before any output")
+
+    def test_a_misspelt_option_is_refused_with_the_nearest_one(self):
+        self.assert_refused_before_output("ouput", ["--ouput", os.path.join(WORK, "ouput", "x")],
+                                          "--ouput: not an option of nendo run (did you mean --output?)")
+        self.assert_refused_before_output("step", ["--step", "10"], "did you mean --steps?")
+        self.assert_refused_before_output("frobnicate", ["--frobnicate"], "--frobnicate: not an option")
+
+    def test_a_petsc_option_nothing_reads_is_refused_before_the_first_step(self):
+        # ballistic makes no PETSc solver: every PETSc option it could read has been read by now
+        self.assert_refused_before_output("petsc_typo", ["-ksp_typo", "cg"], "-ksp_typo", "would not be used")
+
+    def test_set_works_anywhere_and_petsc_log_view_is_accepted(self):
+        path = scene("set_anywhere")
+        out = os.path.join(WORK, "set_anywhere", "out")
+        shutil.rmtree(out, ignore_errors=True)
+        r = nendo("run", "--set", "time.end=0.004", path, "-log_view", "--set", "output.every=0.002", "--steps", "3")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("PETSc Performance Summary", r.stdout)  # -log_view reached PETSc
+        with open(os.path.join(out, "diagnostics.csv")) as f:
+            rows = list(csv.DictReader(f))
+        # both --set applied (outputs at 0, 0.002 and the --steps 3 stop at 0.003), --steps 3 stops at step 3
+        self.assertEqual([float(r["time"]) for r in rows], [0.0, 0.002, 0.003])
+
+    def test_get_prints_what_the_command_line_resolves(self):
+        path = scene("get")
+        out = os.path.join(WORK, "get", "out")
+        r = nendo("run", path, "--get", "checkpoint.dir", ranks=1)
+        self.assertEqual((r.returncode, r.stdout.strip()), (0, os.path.join(out, "checkpoints")), r.stderr)
+        r = nendo("run", path, "--output", "elsewhere", "--set", "time.end=3", "--get", "checkpoint.dir", ranks=1)
+        self.assertEqual(r.stdout.strip(), "elsewhere/checkpoints")
+        r = nendo("run", path, "--set", "checkpoint.dir=ck", "--get", "checkpoint.dir", ranks=1)
+        self.assertEqual(r.stdout.strip(), "ck")
+        self.assertFalse(os.path.exists(out), "--get runs nothing")
+
+
+class RunFolder(unittest.TestCase):
+    """Issue 32 items 2-4: one run per output folder, the folder describes the run, outputs on schedule."""
+
+    def test_a_second_run_into_a_folder_is_refused_and_overwrite_removes_only_nendo_files(self):
+        path = scene("second")
+        out = os.path.join(WORK, "second", "out")
+        shutil.rmtree(out, ignore_errors=True)
+        self.assertEqual(nendo("run", path).returncode, 0)
+        with open(os.path.join(out, "notes.txt"), "w") as f:
+            f.write("mine")
+        before = files_of(out)
+        first = manifest(out)
+        r = nendo("run", path, "--steps", "1")
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn(f"the output folder '{out}' holds the files of run {first['run_id']}", r.stderr)
+        self.assertIn("--overwrite", r.stderr)
+        self.assertIn("--output", r.stderr)
+        self.assertEqual(files_of(out), before, "nothing touched")
+        r = nendo("run", path, "--steps", "1", "--overwrite")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        left = set(os.listdir(out))
+        self.assertIn("notes.txt", left)
+        self.assertNotIn("particles_000002.h5", left, "the first run's later output went")
+        self.assertIn("particles_000001.h5", left)
+        self.assertNotEqual(manifest(out)["run_id"], first["run_id"])
+
+    def test_the_folder_describes_the_run(self):
+        path = scene("described")
+        out = os.path.join(WORK, "described", "out")
+        shutil.rmtree(out, ignore_errors=True)
+        r = nendo("run", path, "--set", "time.end=0.01")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        m = manifest(out)
+        self.assertEqual((m["status"], m["exit_status"]), ("finished", 0))
+        self.assertEqual(m["scene"], {"path": path, "method": "ballistic", "dimension": 3})
+        self.assertEqual(m["checkpoint_dir"], os.path.join(out, "checkpoints"))
+        [segment] = m["segments"]
+        self.assertEqual(segment["command"], [NENDO, "run", path, "--set", "time.end=0.01"])
+        self.assertEqual(segment["ranks"], RANKS)
+        self.assertEqual(sum(segment["hosts"].values()), RANKS)
+        self.assertRegex(segment["nendo"]["version"], r"^\d+\.\d+\.\d+$")
+        self.assertRegex(segment["nendo"]["commit"], r"^[0-9a-f]{12}")
+        self.assertEqual(set(segment["libraries"]), {"mpi", "petsc", "hdf5", "paraview"})
+        self.assertRegex(segment["libraries"]["petsc"], r"^3\.\d+\.\d+$")
+        self.assertLessEqual(segment["started"], segment["ended"])
+        self.assertEqual((segment["last_step"], segment["last_time"]), (10, 0.01))
+        with open(os.path.join(out, "run.log")) as f:
+            log = f.read()
+        self.assertIn(r.stdout.splitlines()[0], log)
+        self.assertIn("particle-steps/s", log)
+        # scene.yaml is the scene as run: it loads, with the override in it
+        r = nendo("run", os.path.join(out, "scene.yaml"), "--get", "time.end", ranks=1)
+        self.assertEqual((r.returncode, r.stdout.strip()), (0, "0.01"), r.stderr)
+        r = nendo("info", out, ranks=1)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"output folder of run {m['run_id']} (ballistic), status finished, exit status 0", r.stdout)
+        self.assertIn("2 outputs particles_000000.h5 .. particles_000001.h5", r.stdout)
+        r = nendo("info", os.path.join(out, "particles.xdmf"), ranks=1)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("XDMF series of 2 outputs, t = 0 .. 0.01 s", r.stdout)
+
+    def test_a_failed_run_says_so_in_its_manifest_and_log(self):
+        path = scene("failed")
+        out = os.path.join(WORK, "failed", "out")
+        shutil.rmtree(out, ignore_errors=True)
+        r = nendo("run", path, "--set", "gravity=[0, -1e308, 0]", "--set", "time.dt=10", "--set", "time.end=100",
+                  "--set", "output.every=10")
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        m = manifest(out)
+        self.assertEqual((m["status"], m["exit_status"]), ("failed", 3))
+        self.assertIn("non-finite position", m["segments"][0]["message"])
+        with open(os.path.join(out, "run.log")) as f:
+            self.assertIn("nendo: error: step 1: particle 0 has a non-finite position", f.read())
+
+    def test_restart_continues_its_run_and_a_what_if_writes_its_own_checkpoints(self):
+        path = scene("chain")
+        base = os.path.join(WORK, "chain", "out")
+        whatif = os.path.join(WORK, "chain", "whatif")
+        for d in (base, whatif):
+            shutil.rmtree(d, ignore_errors=True)
+        cp = ["--set", "checkpoint.every_steps=5", "--set", "checkpoint.keep=10"]
+        self.assertEqual(nendo("run", path, *cp, "--set", "output.every=0.002", "--steps", "15").returncode, 0)
+        checkpoints = os.path.join(base, "checkpoints")
+        self.assertEqual(sorted(os.listdir(checkpoints)),
+                         ["checkpoint_000000005.h5", "checkpoint_000000010.h5", "checkpoint_000000015.h5"])
+        self.assertIn("particles_000007.h5", os.listdir(base))  # t = 0.014
+        # continuing from step 5 (t = 0.005) removes the outputs after it and writes its own
+        r = nendo("run", path, *cp, "--set", "output.every=0.002", "--steps", "8",
+                  "--restart", os.path.join(checkpoints, "checkpoint_000000005.h5"))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        # outputs 3-7 (t = 0.006 .. 0.014) and 8, the --steps 15 stop (t = 0.015)
+        self.assertIn("removed 6 outputs after the restart point", r.stdout)
+        outputs = sorted(f for f in os.listdir(base) if f.startswith("particles_0"))
+        self.assertEqual(outputs[-1], "particles_000004.h5")  # t = 0.008, the --steps 8 stop
+        m = manifest(base)
+        self.assertEqual(len(m["segments"]), 2)
+        self.assertEqual(m["segments"][1]["restart"]["step"], 5)
+        base_checkpoints = files_of(checkpoints)
+        # a what-if run from the base run's newest checkpoint, into a folder of its own
+        r = nendo("run", path, "--restart", "latest", "--allow-scene-change", "--set", "gravity=[0, 0, 0]",
+                  "--output", whatif, "--set", "checkpoint.every_steps=5")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(files_of(checkpoints), base_checkpoints, "the base run's checkpoints are untouched")
+        self.assertIn("checkpoint_000000020.h5", os.listdir(os.path.join(whatif, "checkpoints")))
+        w = manifest(whatif)
+        self.assertNotEqual(w["run_id"], m["run_id"])
+        self.assertEqual(w["branched_from"]["run_id"], m["run_id"])
+        self.assertEqual(w["checkpoint_dir"], os.path.join(whatif, "checkpoints"))
+
+    def test_outputs_and_checkpoints_land_on_multiples_of_every(self):
+        # dt 3 ms does not divide 10 ms: steps are shortened to land on each output time
+        path = scene("schedule")
+        out = os.path.join(WORK, "schedule", "out")
+        shutil.rmtree(out, ignore_errors=True)
+        r = nendo("run", path, "--set", "time={end: 0.8, dt: 3.0e-3}", "--set", "checkpoint.every=0.1",
+                  "--set", "checkpoint.keep=100")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(os.path.join(out, "diagnostics.csv")) as f:
+            times = [float(r["time"]) for r in csv.DictReader(f)]
+        self.assertEqual(len(times), 81)
+        np.testing.assert_allclose(times, 0.01 * np.arange(81), rtol=0, atol=1e-15)
+        checkpoints = sorted(os.listdir(os.path.join(out, "checkpoints")))
+        self.assertEqual(len(checkpoints), 8)
+        for k, name in enumerate(checkpoints, start=1):
+            with h5py.File(os.path.join(out, "checkpoints", name), "r") as f:
+                self.assertAlmostEqual(f["meta"].attrs["time"], 0.1 * k, delta=1e-15)
+
+    def test_quiet_and_verbose(self):
+        path = scene("quiet")
+        out = os.path.join(WORK, "quiet", "out")
+        shutil.rmtree(out, ignore_errors=True)
+        r = nendo("run", path, "--quiet")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(r.stdout, "")
+        with open(os.path.join(out, "run.log")) as f:
+            self.assertIn("particle-steps/s", f.read())
+        r = nendo("run", path, "--verbose", "--overwrite")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(len([l for l in r.stdout.splitlines() if l.startswith("step ")]), 20)  # every step
 
 
 MPM_SCENE = """nendo: 1
@@ -248,7 +449,8 @@ class Mpm(unittest.TestCase):
             name = "stray-" + g
             path = scene(name)
             shutil.rmtree(os.path.join(WORK, name, "out"), ignore_errors=True)
-            r = nendo("run", path, "--set", f"gravity=[0, -{g}, 0]", "--set", "time.dt=10", "--set", "time.end=100")
+            r = nendo("run", path, "--set", f"gravity=[0, -{g}, 0]", "--set", "time.dt=10", "--set", "time.end=100",
+                      "--set", "output.every=10")  # the first output time lands on the step's end
             self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
             self.assertIn(f"nendo: error: step 1: particle 0 has a {problem}", r.stderr)
             self.assertIn("non-finite values included", r.stderr)
@@ -260,7 +462,8 @@ class Mpm(unittest.TestCase):
         # v_y = -1000 n dt after step n, and the box moves more than dx once dt^2 (5 + (1000 n dt)^2)
         # > dx^2, first at n = 6.
         path, out = mpm_scene("outrun", "0.003", end="1")
-        r = nendo("run", path, "--set", "gravity=[0, -1000, 0]", "--set", "colliders=[]")
+        # outputs every step: no step is shortened to land on an output time
+        r = nendo("run", path, "--set", "gravity=[0, -1000, 0]", "--set", "colliders=[]", "--set", "output.every=0.003")
         self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
         n = next(n for n in range(1, 100) if 0.003 ** 2 * (5 + (1000 * n * 0.003) ** 2) > 0.05 ** 2)
         self.assertEqual(n, 6)
@@ -268,7 +471,7 @@ class Mpm(unittest.TestCase):
         self.assertIn("time.cfl", r.stderr)
         self.assertEqual([f for f in os.listdir(out) if f.startswith("failed_step_")], [f"failed_step_{n:06d}.h5"])
         r = nendo("run", path, "--set", "gravity=[0, -1000, 0]", "--set", "colliders=[]", "--set", "time.cfl=0.5",
-                  "--steps", "40")  # the CFL logic shortens the step instead
+                  "--steps", "40", "--overwrite")  # the CFL logic shortens the step instead
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
     def test_unstable_step_stops_with_the_last_finite_state(self):

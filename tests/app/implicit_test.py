@@ -158,6 +158,13 @@ class PetscOptions(unittest.TestCase):
                          "nendo: implicit backward_euler, matrix_free operator, KSP minres + jacobi")
         self.assertGreater(sum(int(r["ksp_iterations"]) for r in solver_rows(name)), 0)
 
+    def test_a_petsc_option_no_solver_read_is_named_at_the_end(self):
+        # The solvers are made during the steps, so the check comes at the end, as -options_left's.
+        done = run(fresh("options_left"), "--steps", "2", "-ksp_type", "gmres", "-ksp_typo", "3")
+        warnings = [l for l in done.stderr.splitlines() if l.startswith("nendo: warning")]
+        self.assertEqual(warnings, ["nendo: warning: the PETSc option -ksp_typo was given but no PETSc object used "
+                                    "it (a typo?)"], done.stderr)
+
     def test_the_command_line_overrides_the_scene_and_ksp_monitor_prints_every_iteration(self):
         name = fresh("command_line_gmres")
         done = run(name, "--steps", "6", "-ksp_type", "gmres", "-ksp_monitor",
@@ -182,7 +189,7 @@ class PetscOptions(unittest.TestCase):
         done = run(name, "--steps", "1", scene=scene, cwd=cwd)  # .petscrc over the scene
         self.assertEqual(startup_line(done.stdout),
                          "nendo: implicit backward_euler, matrix_free operator, KSP bcgs + none")
-        done = run(name, "--steps", "1", "-pc_type", "sor", scene=scene, cwd=cwd)  # the command line over it
+        done = run(name, "--steps", "1", "-pc_type", "sor", "--overwrite", scene=scene, cwd=cwd)  # the command line over it
         self.assertEqual(startup_line(done.stdout),
                          "nendo: implicit backward_euler, matrix_free operator, KSP bcgs + sor")
 

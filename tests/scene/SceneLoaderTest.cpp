@@ -239,7 +239,7 @@ TEST(SceneLoader, FillsDefaultsOfAMinimalScene) {
   EXPECT_EQ(scene.output.every, 1.0 / 100);
   EXPECT_EQ(scene.output.every_steps, std::nullopt);
   EXPECT_EQ(scene.output.fields, (std::vector<std::string>{"id", "velocity", "mass", "volume", "material"}));
-  EXPECT_EQ(scene.checkpoint.dir, "checkpoints");
+  EXPECT_EQ(scene.checkpoint.dir, "");  // resolved to <output dir>/checkpoints by the run
   EXPECT_EQ(scene.checkpoint.every_steps, 0);
   EXPECT_EQ(scene.checkpoint.keep, 3);
   EXPECT_EQ(scene.checkpoint.walltime, 0);

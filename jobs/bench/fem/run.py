@@ -59,7 +59,7 @@ MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
 
 def nendo(args, ranks, scene, extra):
     cmd = ["mpirun", "-np", str(ranks), "--bind-to", "none", sys.executable, "-c", PEAK_RSS,
-           os.path.join(args.build, "src", "app", "nendo"), "run", scene, *extra]
+           os.path.join(args.build, "src", "app", "nendo"), "run", scene, "--overwrite", *extra]
     done = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, **MPI_ENV))
     if done.returncode != 0:
         raise SystemExit("%s\n%s\n%s" % (" ".join(cmd), done.stdout, done.stderr))

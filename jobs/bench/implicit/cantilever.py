@@ -194,7 +194,7 @@ def run(args, scene_name, scene, run_name, dt, multiple, settings, end):
     scene_file = os.path.join(HERE, scene_name + ".yaml")
     rss_file = os.path.join(args.out, scene_name, run_name + ".peak-rss-kib")
     cmd = ["mpirun", "-np", str(args.ranks), sys.executable, "-c", PEAK_RSS, rss_file,
-           os.path.join(args.build, "src", "app", "nendo"), "run", scene_file, "--output", out,
+           os.path.join(args.build, "src", "app", "nendo"), "run", scene_file, "--output", out, "--overwrite",
            "--set", f"time.dt={dt:.6g}", "--set", f"time.end={end:.6g}"]
     for s in settings + args.set:
         cmd += ["--set", s]

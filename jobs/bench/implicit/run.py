@@ -91,7 +91,7 @@ def run(args, name, young, multiple, integrator, operator):
         with open(saved) as f:
             row = json.load(f)
         return row, com_history(out) if row["exit"] == 0 else None
-    cmd = ["mpirun", "-np", str(args.ranks), sys.executable, "-c", PEAK_RSS, os.path.join(args.build, "src", "app", "nendo"), "run", SCENE,
+    cmd = ["mpirun", "-np", str(args.ranks), sys.executable, "-c", PEAK_RSS, os.path.join(args.build, "src", "app", "nendo"), "run", SCENE, "--overwrite",
            "--output", out, "--set", f"materials.block.E={young}", "--set", f"time.dt={dt:.6g}",
            "--set", f"time.end={args.end}", "--set", f"time.integrator={integrator}"]
     if integrator == "implicit":

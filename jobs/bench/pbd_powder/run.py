@@ -34,7 +34,7 @@ START = 560  # frame of the checkpoint: emission ended at 552
 
 def nendo(args, ranks, scene, extra):
     cmd = ["mpirun", "-np", str(ranks), "--bind-to", "none", sys.executable, "-c", PEAK_RSS,
-           os.path.join(args.build, "src", "app", "nendo"), "run", scene, *extra]
+           os.path.join(args.build, "src", "app", "nendo"), "run", scene, "--overwrite", *extra]
     done = subprocess.run(cmd, capture_output=True, text=True,
                           env=dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1"))
     if done.returncode != 0:

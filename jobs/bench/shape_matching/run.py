@@ -41,7 +41,7 @@ def stage_seconds(text):
 def run(args, name, extra, steps, ranks, paper):
     out = os.path.join(args.out, re.sub(r"[^a-z0-9]+", "-", name.lower()) + "-np%d" % ranks)
     cmd = ["mpirun", "-np", str(ranks), "--bind-to", "none", sys.executable, "-c", PEAK_RSS,
-           os.path.join(args.build, "src", "app", "nendo"), "run", SCENE, "--output", out, "--steps", str(steps),
+           os.path.join(args.build, "src", "app", "nendo"), "run", SCENE, "--output", out, "--overwrite", "--steps", str(steps),
            *extra]
     done = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1"))
     if done.returncode != 0:

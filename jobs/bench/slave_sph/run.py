@@ -41,7 +41,7 @@ def run(args, name, edge, material, steps, lift, ranks):
     out = os.path.join(args.out, re.sub(r"[^a-z0-9]+", "-", name.lower()) + "-np%d" % ranks)
     side = edge * 0.01
     cmd = ["mpirun", "-np", str(ranks), "--bind-to", "none", sys.executable, "-c", PEAK_RSS,
-           os.path.join(args.build, "src", "app", "nendo"), "run", SCENE, "--output", out, "--steps", str(steps),
+           os.path.join(args.build, "src", "app", "nendo"), "run", SCENE, "--output", out, "--overwrite", "--steps", str(steps),
            "--set", "bodies.0.max=[%g, %g, %g]" % (side, lift + side, side), *material]
     done = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1"))
     if done.returncode != 0:
