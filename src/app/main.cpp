@@ -86,8 +86,17 @@ double parse_walltime(const std::string& text) {
 }
 
 void print_particle_fields(const nendo::ParticleFileInfo& info) {
-  for (const auto& f : info.fields)
-    fmt::print("  /particles/{:<12} {:<6} x {}\n", f.name, nendo::field_type_name(f.type), f.components);
+  if (!info.method.empty()) fmt::print("  method {}\n", info.method);
+  for (const auto& f : info.fields) {
+    std::string notes = f.single_precision ? "  float32" : "";
+    if (!f.unit.empty()) notes += "  [" + f.unit + "]";
+    if (f.name == "material" && !info.material_names.empty()) {
+      notes += "  materials:";
+      for (std::size_t m = 0; m < info.material_names.size(); ++m)
+        notes += fmt::format(" {}={}", m, info.material_names[m]);
+    }
+    fmt::print("  /particles/{:<12} {:<6} x {}{}\n", f.name, nendo::field_type_name(f.type), f.components, notes);
+  }
 }
 
 // The newest checkpoint of a directory that reads back whole (checksums included), or the file.

@@ -168,7 +168,9 @@ class Cli(unittest.TestCase):
         r = nendo("info", os.path.join(WORK, "info", "out", "particles_000001.h5"), ranks=1)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(f"3D, {expected_lattice_count(3)} particles, time 0.001, step 1", r.stdout)
-        self.assertRegex(r.stdout, r"/particles/velocity\s+real\s+x 3")
+        self.assertRegex(r.stdout, r"/particles/velocity\s+real\s+x 3  \[m/s\]")
+        self.assertRegex(r.stdout, r"/particles/material\s+int32\s+x 1  \[1\]  materials: 0=jelly")
+        self.assertIn("method ballistic", r.stdout)
         r = nendo("info", path, ranks=1)  # a YAML file is not a particle file
         self.assertEqual(r.returncode, 2)
         self.assertIn("scene.yaml", r.stderr)
