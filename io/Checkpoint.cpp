@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <sstream>
 
+#include "core/CollectiveError.hpp"
 #include "core/Error.hpp"
-#include "io/CollectiveError.hpp"
 #include "io/Hdf5File.hpp"
 #include "io/ParticleFile.hpp"
 #include "io/ParticleReader.hpp"

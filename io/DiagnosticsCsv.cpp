@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/CollectiveError.hpp"
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
-#include "io/CollectiveError.hpp"
 #include "io/TextFile.hpp"
 
 namespace nendo {

@@ -25,23 +25,10 @@
 #include "decomposition/BlockGeometry.hpp"
 #include "decomposition/ParticleBlocks.hpp"
 #include "decomposition/ParticleSet.hpp"
+#include "decomposition/TetMeshView.hpp"
 #include "io/ParticleFile.hpp"
 
 namespace nendo {
-
-// A number per tet of a mesh (FEM: "level", the tet's level in the hierarchy), in tet order.
-struct TetField {
-  std::string name;
-  std::vector<std::int32_t> values;
-};
-
-// A tetrahedral mesh: vertex positions and fields in a ParticleSet, four vertex indices per tet,
-// and optionally fields per tet.
-struct TetMeshView {
-  const ParticleSet* vertices = nullptr;
-  const std::vector<std::int64_t>* tets = nullptr;
-  const std::vector<TetField>* tet_fields = nullptr;  // null: none
-};
 
 // The channels a co-processing call needs.
 struct InSituRequest {

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 
+#include "core/CollectiveError.hpp"
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
 #include "io/Checksum.hpp"
-#include "io/CollectiveError.hpp"
 #include "io/Hdf5File.hpp"
 
 namespace nendo {

@@ -11,10 +11,10 @@
 #include <numeric>
 #include <optional>
 
+#include "core/CollectiveError.hpp"
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
 #include "io/Checksum.hpp"
-#include "io/CollectiveError.hpp"
 #include "io/Hdf5File.hpp"
 #include "io/ParticleReader.hpp"
 

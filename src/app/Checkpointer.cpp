@@ -5,9 +5,9 @@
 #include <cmath>
 #include <filesystem>
 
+#include "core/CollectiveError.hpp"
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
-#include "io/CollectiveError.hpp"
 
 namespace nendo {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "io/CollectiveError.hpp"
+#include "core/CollectiveError.hpp"
 
 namespace nendo {
 namespace {

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/CollectiveError.hpp"
 #include "core/Mpi.hpp"
-#include "io/CollectiveError.hpp"
 #include "scene/SceneDiff.hpp"
 
 namespace nendo {

@@ -11,7 +11,7 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// An error raised on every rank alike (io/CollectiveError.hpp, or a check every rank makes on the
+// An error raised on every rank alike (core/CollectiveError.hpp, or a check every rank makes on the
 // same data): no rank is left waiting, so the run can stop cleanly instead of aborting MPI.
 class CollectiveError : public Error {
  public:

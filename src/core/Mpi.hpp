@@ -68,4 +68,23 @@ void broadcast(std::vector<T>& values, int root, MPI_Comm comm) {
     MPI_Bcast(bytes + at, static_cast<int>(std::min(piece, total - at)), MPI_BYTE, root, comm);
 }
 
+// Collective: every rank's values, in rank order, on every rank (trivially copyable T). Counts
+// are in elements of T, so the total may exceed INT_MAX bytes.
+template <class T>
+std::vector<T> all_gather(const std::vector<T>& mine, MPI_Comm comm) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  const int ranks = size(comm);
+  const int count = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(ranks)), offsets(static_cast<std::size_t>(ranks) + 1, 0);
+  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
+  for (int r = 0; r < ranks; ++r) offsets[r + 1] = offsets[r] + counts[r];
+  std::vector<T> all(static_cast<std::size_t>(offsets[ranks]));
+  MPI_Datatype element;
+  MPI_Type_contiguous(static_cast<int>(sizeof(T)), MPI_BYTE, &element);
+  MPI_Type_commit(&element);
+  MPI_Allgatherv(mine.data(), count, element, all.data(), counts.data(), offsets.data(), element, comm);
+  MPI_Type_free(&element);
+  return all;
+}
+
 }  // namespace nendo::mpi

@@ -11,7 +11,7 @@
 #include "core/StageClock.hpp"
 #include "core/StateRecord.hpp"
 #include "decomposition/Space.hpp"
-#include "io/InSitu.hpp"
+#include "decomposition/TetMeshView.hpp"
 #include "scene/Scene.hpp"
 
 namespace nendo {

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
+#include "core/CollectiveError.hpp"
 #include "core/Error.hpp"
-#include "io/CollectiveError.hpp"
 #include "solvers/PetscCall.hpp"
 
 namespace nendo::fem {

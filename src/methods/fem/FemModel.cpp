@@ -5,9 +5,9 @@
 #include <limits>
 
 #include "bodies/TetMesher.hpp"
+#include "core/CollectiveError.hpp"
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
-#include "io/CollectiveError.hpp"
 #include "methods/fem/StvkMaterial.hpp"
 
 namespace nendo::fem {

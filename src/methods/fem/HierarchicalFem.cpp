@@ -7,9 +7,9 @@
 #include <limits>
 #include <numeric>
 
+#include "core/CollectiveError.hpp"
 #include "core/Mpi.hpp"
 #include "core/ReproducibleSum.hpp"
-#include "io/CollectiveError.hpp"
 
 namespace nendo {
 
@@ -22,14 +22,7 @@ enum Stage { kView, kSelect, kForces, kIntegrate, kMigrate };
 
 // All ranks' entries, sorted and unique: every rank then applies the same marks.
 std::vector<Index> all_gathered(MPI_Comm comm, const std::vector<Index>& mine) {
-  const int ranks = mpi::size(comm);
-  int count = static_cast<int>(mine.size());
-  std::vector<int> counts(ranks), offsets(ranks + 1, 0);
-  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
-  std::partial_sum(counts.begin(), counts.end(), offsets.begin() + 1);
-  std::vector<Index> all(offsets[ranks]);
-  MPI_Allgatherv(mine.data(), count, MPI_INT32_T, all.data(), counts.data(), offsets.data(), MPI_INT32_T,
-                 comm);
+  std::vector<Index> all = mpi::all_gather(mine, comm);
   std::sort(all.begin(), all.end());
   all.erase(std::unique(all.begin(), all.end()), all.end());
   return all;

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "core/Error.hpp"
+#include "core/Mpi.hpp"
 #include "solvers/PetscCall.hpp"
 
 namespace nendo::fem {
@@ -544,19 +545,6 @@ std::vector<Real> compute_share(MPI_Comm comm, const TetHierarchy& h,
   return packed;
 }
 
-std::vector<Real> gather_shares(MPI_Comm comm, const std::vector<Real>& share) {
-  int size = 1;
-  MPI_Comm_size(comm, &size);
-  const int count = static_cast<int>(share.size());
-  std::vector<int> counts(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size), 0);
-  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
-  for (int r = 1; r < size; ++r) offsets[r] = offsets[r - 1] + counts[r - 1];
-  std::vector<Real> all(static_cast<std::size_t>(offsets.back() + counts.back()));
-  MPI_Allgatherv(share.data(), count, MPI_DOUBLE, all.data(), counts.data(), offsets.data(), MPI_DOUBLE,
-                 comm);
-  return all;
-}
-
 }  // namespace
 
 std::vector<Real> strain_samples() {
@@ -608,7 +596,7 @@ std::vector<TetConstants> homogenise(MPI_Comm comm, const TetHierarchy& h,
     class_of[t] = it->second;
   }
   const std::vector<Real> results =
-      gather_shares(comm, compute_share(comm, h, representatives, fine, settings));
+      mpi::all_gather(compute_share(comm, h, representatives, fine, settings), comm);
 
   int size = 1;
   MPI_Comm_size(comm, &size);

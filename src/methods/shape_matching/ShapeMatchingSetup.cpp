@@ -13,9 +13,9 @@
 
 #include "bodies/BodySeeder.hpp"
 #include "bodies/TetMesher.hpp"
+#include "core/CollectiveError.hpp"
 #include "core/Mpi.hpp"
 #include "core/ReproducibleSum.hpp"
-#include "io/CollectiveError.hpp"
 #include "methods/shape_matching/ExampleProjection.hpp"
 #include "methods/shape_matching/ExampleShapes.hpp"
 #include "methods/shape_matching/RegionPolar.hpp"

@@ -47,17 +47,6 @@ struct Candidate {
   }
 };
 
-std::vector<Candidate> all_gather(MPI_Comm comm, const std::vector<Candidate>& mine) {
-  const int ranks = mpi::size(comm);
-  int count = static_cast<int>(mine.size() * sizeof(Candidate));
-  std::vector<int> counts(ranks), displs(ranks, 0);
-  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
-  for (int r = 1; r < ranks; ++r) displs[r] = displs[r - 1] + counts[r - 1];
-  std::vector<Candidate> all((displs.back() + counts.back()) / sizeof(Candidate));
-  MPI_Allgatherv(mine.data(), count, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, comm);
-  return all;
-}
-
 }  // namespace
 
 void SlaveSph::initialize(Space& space) {
@@ -286,7 +275,7 @@ void SlaveSph::insert_slaves(Space& space) {
     c.owner = space.partition().owner(space.geometry().key_of(c.x));
     mine.push_back(c);
   }
-  std::vector<Candidate> all = all_gather(space.comm(), mine);
+  std::vector<Candidate> all = mpi::all_gather(mine, space.comm());
   std::sort(all.begin(), all.end());
   std::vector<Real> density(all.size(), 0.0);
   for (std::size_t q = 0; q < all.size(); ++q) {
