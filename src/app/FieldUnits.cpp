@@ -66,12 +66,6 @@ constexpr std::array<FieldUnit, 43> kUnits = {{
 
 }  // namespace
 
-std::string field_unit(const std::string& name, int dimension) {
-  for (const FieldUnit& entry : kUnits)
-    if (name == entry.name) return dimension == 2 ? entry.unit_2d : entry.unit_3d;
-  return "";
-}
-
 std::map<std::string, std::string> field_units(int dimension) {
   std::map<std::string, std::string> units;
   for (const FieldUnit& entry : kUnits) units[entry.name] = dimension == 2 ? entry.unit_2d : entry.unit_3d;

@@ -7,11 +7,8 @@
 
 namespace nendo {
 
-// The unit of field `name` in a run of `dimension` 2 or 3 (2D masses, volumes and densities are
-// per metre of depth); "" for a field the table does not know.
-std::string field_unit(const std::string& name, int dimension);
-
-// Every field of the table with its unit.
+// Every field of the table with its unit in a run of `dimension` 2 or 3 (2D masses and volumes
+// are per metre of depth).
 std::map<std::string, std::string> field_units(int dimension);
 
 }  // namespace nendo

@@ -71,6 +71,18 @@ bool is_scene_copy(const fs::path& path) {
   return first.rfind(kSceneHeader, 0) == 0;
 }
 
+// The folder's manifest.json; an object, or null when there is none or it does not parse.
+Json read_manifest(const std::string& dir) {
+  std::ifstream in(fs::path(dir) / kManifest);
+  if (!in) return Json();
+  try {
+    const Json manifest = Json::parse(in);
+    return manifest.is_object() ? manifest : Json();
+  } catch (const Json::exception&) {
+    return Json();
+  }
+}
+
 // What a folder holds of a run (rank 0).
 struct FolderState {
   std::vector<fs::path> files;  // nendo's own files
@@ -89,12 +101,7 @@ FolderState inspect(const std::string& dir, bool (*ours)(const std::string&)) {
     state.files.push_back(entry.path());
   }
   std::sort(state.files.begin(), state.files.end());
-  std::ifstream in(fs::path(dir) / kManifest);
-  if (in) try {
-      state.manifest = Json::parse(in);
-    } catch (const Json::exception&) {
-      state.manifest = Json();
-    }
+  state.manifest = read_manifest(dir);
   return state;
 }
 
@@ -240,20 +247,29 @@ RunPaths resolve_run_paths(const Scene& scene, const std::optional<std::string>&
       explicit_dir && scene_location(scene, "checkpoint.dir").rfind("--set ", 0) == 0;
   paths.checkpoint_dir =
       explicit_dir ? scene.checkpoint.dir : (fs::path(paths.output_dir) / "checkpoints").string();
-  const std::string own =
+  paths.scene_checkpoint_dir =
       explicit_dir ? scene.checkpoint.dir : (fs::path(scene.output.dir) / "checkpoints").string();
-  std::error_code code;
-  std::ifstream in(fs::path(paths.output_dir) / kManifest);
-  if (in) try {
-      const std::string recorded = Json::parse(in).value("checkpoint_dir", "");
-      if (!recorded.empty() && !paths.checkpoint_dir_given_on_command_line &&
-          !same_path(recorded, paths.checkpoint_dir))  // (the manifest's path is absolute)
-        paths.restart_search.push_back(recorded);
-    } catch (const Json::exception&) {
-    }
-  paths.restart_search.push_back(paths.checkpoint_dir);
-  if (!same_path(own, paths.checkpoint_dir)) paths.restart_search.push_back(own);
   return paths;
+}
+
+std::string restart_directory(MPI_Comm comm, const RunPaths& paths) {
+  std::string chosen = paths.checkpoint_dir;
+  if (mpi::rank(comm) == 0) {
+    std::vector<std::string> search;
+    const Json manifest = read_manifest(paths.output_dir);
+    if (manifest.is_object() && !paths.checkpoint_dir_given_on_command_line)
+      search.push_back(manifest.value("checkpoint_dir", paths.checkpoint_dir));
+    search.push_back(paths.checkpoint_dir);
+    search.push_back(paths.scene_checkpoint_dir);
+    for (const std::string& candidate : search)
+      if (!list_checkpoints(candidate).empty()) {
+        // the manifest's path is absolute: the one given is shown when they are the same
+        chosen = same_path(candidate, paths.checkpoint_dir) ? paths.checkpoint_dir : candidate;
+        break;
+      }
+  }
+  mpi::broadcast(chosen, 0, comm);
+  return chosen;
 }
 
 bool is_run_output_file(const std::string& name) {
@@ -321,8 +337,9 @@ void RunFolder::start(const Scene& scene, const RunRecord& record, const Checkpo
     manifest["scene"] = {
         {"path", absolute(scene.source_path)}, {"method", scene.method}, {"dimension", scene.dimension}};
     manifest["output_dir"] = absolute(output_dir_);
-    manifest["branched_from"] =
-        resumed ? Json{{"run_id", resumed->meta.run_id}, {"checkpoint", absolute(resumed->path)}} : Json();
+    manifest["branched_from"] = resumed && !plan.continuation ? Json{{"run_id", resumed->meta.run_id},
+                                                                     {"checkpoint", absolute(resumed->path)}}
+                                                              : Json();
     manifest["segments"] = Json::array();
   }
   manifest["checkpoint_dir"] = absolute(checkpoint_dir_);

@@ -27,12 +27,15 @@ struct RunPaths {
   std::string output_dir;                             // --output, else output.dir
   std::string checkpoint_dir;                         // checkpoint.dir, else <output_dir>/checkpoints
   bool checkpoint_dir_given_on_command_line = false;  // --set checkpoint.dir=...
-  // Where `--restart latest` looks, in order: the checkpoints of the run that lives in output_dir
-  // (its manifest says where), checkpoint_dir, and the scene's own run (without --output).
-  std::vector<std::string> restart_search;
+  std::string scene_checkpoint_dir;                   // checkpoint_dir without --output: the base run's
 };
 
 RunPaths resolve_run_paths(const Scene& scene, const std::optional<std::string>& output_override);
+
+// Collective. Where `--restart latest` looks: the first of the checkpoint directory of the run
+// that lives in the output folder (its manifest says where), checkpoint_dir, and the scene's own
+// (a what-if run's base) that holds a checkpoint; rank 0 looks, every rank gets its answer.
+std::string restart_directory(MPI_Comm comm, const RunPaths& paths);
 
 // The file names nendo writes in an output folder and a checkpoint directory: what --overwrite
 // removes and what marks a folder as another run's.

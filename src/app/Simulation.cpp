@@ -232,20 +232,6 @@ std::unique_ptr<Space> make_space(MPI_Comm comm, const Scene& scene, Method& met
   return space;
 }
 
-// Where `--restart latest` looks: the first directory of paths.restart_search that holds a
-// checkpoint (rank 0 looks; every rank gets its answer).
-std::string restart_directory(MPI_Comm comm, const RunPaths& paths) {
-  std::string chosen = paths.checkpoint_dir;
-  if (mpi::rank(comm) == 0)
-    for (const std::string& candidate : paths.restart_search)
-      if (!list_checkpoints(candidate).empty()) {
-        chosen = candidate;
-        break;
-      }
-  mpi::broadcast(chosen, 0, comm);
-  return chosen;
-}
-
 // PETSc reads these itself when it finalises (or never reports them used).
 bool read_by_petsc_at_exit(const std::string& name) {
   for (const char* prefix : {"log_", "options_left", "options_view", "malloc", "memory_view", "objects_dump",
@@ -300,11 +286,10 @@ void print_summary(MPI_Comm comm, const RunSummary& s) {
 }
 
 // The time loop, once the run's folder is settled.
-RunSummary advance(MPI_Comm comm, const Scene& scene, const RunOptions& options, Method& method_ref,
-                   Space& space, std::optional<Resumed>& resumed, RunFolder& folder, StopRequest& stop,
+RunSummary advance(MPI_Comm comm, const Scene& scene, const RunOptions& options, Method& method, Space& space,
+                   const std::optional<Resumed>& resumed, RunFolder& folder, StopRequest& stop,
                    CatalystOutput& catalyst, double walltime) {
   const int rank = mpi::rank(comm);
-  Method* method = &method_ref;
   const std::string& dir = folder.output_dir();
   CheckpointSettings checkpoint_settings = scene.checkpoint;
   checkpoint_settings.dir = folder.checkpoint_dir();
@@ -313,14 +298,14 @@ RunSummary advance(MPI_Comm comm, const Scene& scene, const RunOptions& options,
   checkpoints.prepare(resumed ? resumed->checkpoint.meta.step : -1);
 
   const OutputFields fields =
-      select_output_fields(scene.output.fields, scene, *method, space.particles(), rank, "output");
+      select_output_fields(scene.output.fields, scene, method, space.particles(), rank, "output");
   const CheckpointMeta* from = resumed ? &resumed->checkpoint.meta : nullptr;
   ParticleWriter writer(comm, dir, fields.all(), from ? static_cast<int>(from->output_index) : 0,
                         output_storage(scene), output_labels(scene));
   DiagnosticsCsv diagnostics(comm, dir, {},
                              from ? std::optional<std::int64_t>(from->scheduled_through) : std::nullopt);
   std::unique_ptr<SolverLog> solver_log;
-  if (method->solver_stats())
+  if (method.solver_stats())
     solver_log =
         std::make_unique<SolverLog>(comm, dir, from ? std::optional<long>(from->step) : std::nullopt);
 
@@ -333,10 +318,10 @@ RunSummary advance(MPI_Comm comm, const Scene& scene, const RunOptions& options,
   bool unscheduled_output = false;
   auto write_output = [&](bool scheduled) {
     const RunPhase output_phase(RunPhase::Output);
-    const GlobalDiagnostics g = method->diagnostics(space);
+    const GlobalDiagnostics g = method.diagnostics(space);
     std::optional<FileMesh> mesh;
-    if (method->has_mesh()) mesh = file_mesh(space, *method);
-    writer.write(output_view(space, *method, fields), t, step, mesh ? &*mesh : nullptr);
+    if (method.has_mesh()) mesh = file_mesh(space, method);
+    writer.write(output_view(space, method, fields), t, step, mesh ? &*mesh : nullptr);
     DiagnosticsRow row;
     row.step = step, row.time = t, row.dt = dt, row.particles = g.particles;
     row.kinetic_energy = g.kinetic_energy, row.elastic_energy = g.elastic_energy;
@@ -354,7 +339,7 @@ RunSummary advance(MPI_Comm comm, const Scene& scene, const RunOptions& options,
     const RunPhase checkpoint_phase(RunPhase::Checkpoint);
     summary.last_checkpoint = checkpoints.write(
         space.particles(),
-        checkpoint_meta(scene, space, *method, folder.run_id(), step - (unscheduled_output ? 1 : 0), step, t,
+        checkpoint_meta(scene, space, method, folder.run_id(), step - (unscheduled_output ? 1 : 0), step, t,
                         dt, finished, writer.next_index() - (unscheduled_output ? 1 : 0), next_output));
   };
 
@@ -372,9 +357,9 @@ RunSummary advance(MPI_Comm comm, const Scene& scene, const RunOptions& options,
                                   static_cast<double>(space.particles().bytes_per_particle());
   if (!from) {  // a restart's first state was written and shown by the run it continues
     write_output(true);
-    catalyst.process(space, *method, step, t);
+    catalyst.process(space, method, step, t);
   }
-  double step_seconds = 0, step_mpi_seconds = 0;  // in method->advance(), this rank
+  double step_seconds = 0, step_mpi_seconds = 0;  // in method.advance(), this rank
   double work_since_check = 0;                    // the same outside MPI calls, for the balancer
   const RunPhase steps_phase(RunPhase::Steps);    // nested in set-up: PETSc charges each stage its own time
   while (t < scene.time.end && (!options.max_steps || step < *options.max_steps)) {
@@ -384,19 +369,19 @@ RunSummary advance(MPI_Comm comm, const Scene& scene, const RunOptions& options,
     Real landing = scene.time.end;
     if (scene.output.every) landing = std::min(landing, next_output);
     if (scene.checkpoint.every > 0) landing = std::min(landing, next_multiple(t, scene.checkpoint.every));
-    dt = next_dt(scene, *method, space, t, landing);
+    dt = next_dt(scene, method, space, t, landing);
     const bool lands = dt == landing - t;
     try {
-      method->advance(space, t, dt);
-      if (!method->checks_finite_state()) require_finite_state(space, step + 1);
+      method.advance(space, t, dt);
+      if (!method.checks_finite_state()) require_finite_state(space, step + 1);
       const double seconds = MPI_Wtime() - step_start, in_mpi = mpi_in_step.seconds();
       step_seconds += seconds, step_mpi_seconds += in_mpi, work_since_check += seconds - in_mpi;
     } catch (const ParticleStateError& e) {  // thrown on every rank alike
-      write_failure_state(comm, dir, space, *method, fields, t, step, e);
+      write_failure_state(comm, dir, space, method, fields, t, step, e);
       throw;
     } catch (const StrayParticleError& e) {  // from the migration, on every rank alike
       const ParticleStateError error(step + 1, e.id(), e.problem());
-      write_failure_state(comm, dir, space, *method, fields, t, step, error);
+      write_failure_state(comm, dir, space, method, fields, t, step, error);
       throw error;
     } catch (const SolverError& e) {  // the particles hold the good state at e.reached()
       if (e.reached() > t) t = e.reached(), ++step;
@@ -409,11 +394,11 @@ RunSummary advance(MPI_Comm comm, const Scene& scene, const RunOptions& options,
     space.maybe_rebalance(step, balance, work_since_check);
     if (balance.every_steps > 0 && step % balance.every_steps == 0) work_since_check = 0;
     const bool last = !(t < scene.time.end) || (options.max_steps && step >= *options.max_steps);
-    if (solver_log) solver_log->append(step, t, dt, *method->solver_stats());
+    if (solver_log) solver_log->append(step, t, dt, *method.solver_stats());
     // Counted every step: methods may insert and delete particles (slave SPH, emitters).
-    progress.report(step, t, dt, space.global_particles(), last, method->solver_stats(),
-                    method->progress_note());
-    catalyst.process(space, *method, step, t, last);
+    progress.report(step, t, dt, space.global_particles(), last, method.solver_stats(),
+                    method.progress_note());
+    catalyst.process(space, method, step, t, last);
     const bool due = output_due();
     if (due || last) write_output(due || !(t < scene.time.end));
     const double checkpoint_cost =
@@ -430,7 +415,7 @@ RunSummary advance(MPI_Comm comm, const Scene& scene, const RunOptions& options,
   summary.steps = step, summary.time = t, summary.particles = space.global_particles();
   summary.wall_seconds = progress.elapsed();
   summary.catalyst_executions = catalyst.executions(), summary.catalyst_seconds = catalyst.seconds();
-  print_stage_profile(comm, *method, summary.wall_seconds);
+  print_stage_profile(comm, method, summary.wall_seconds);
   print_mpi_profile(comm, step_seconds, step_mpi_seconds, summary.steps - summary.first_step,
                     space.particles().size());
   print_summary(comm, summary);

@@ -95,7 +95,8 @@ void print_particle_fields(const nendo::ParticleFileInfo& info) {
       for (std::size_t m = 0; m < info.material_names.size(); ++m)
         notes += fmt::format(" {}={}", m, info.material_names[m]);
     }
-    fmt::print("  /particles/{:<12} {:<6} x {}{}\n", f.name, nendo::field_type_name(f.type), f.components, notes);
+    fmt::print("  /particles/{:<12} {:<6} x {}{}\n", f.name, nendo::field_type_name(f.type), f.components,
+               notes);
   }
 }
 
@@ -159,8 +160,8 @@ void given_file_info(const std::string& path) {
 void print_folder(const std::string& dir) {
   namespace fs = std::filesystem;
   std::ifstream in(fs::path(dir) / "manifest.json");
-  if (in) {
-    const auto manifest = nlohmann::ordered_json::parse(in);
+  const auto manifest = in ? nlohmann::ordered_json::parse(in) : nlohmann::ordered_json();
+  if (manifest.is_object()) {
     const auto& scene = manifest["scene"];
     fmt::print("{}: output folder of run {} ({}), status {}, exit status {}\n", dir,
                manifest.value("run_id", "?"), scene.value("method", "?"), manifest.value("status", "?"),
@@ -184,12 +185,9 @@ void print_folder(const std::string& dir) {
     fmt::print("  {} outputs particles_{:06d}.h5 .. particles_{:06d}.h5, t = {:.6g} .. {:.6g} s\n",
                outputs.size(), outputs.front().index, outputs.back().index, outputs.front().time,
                outputs.back().time);
-  const std::string checkpoints =
-      in ? nlohmann::ordered_json::parse(std::ifstream(fs::path(dir) / "manifest.json"))
-               .value("checkpoint_dir", "")
-         : "";
-  if (!checkpoints.empty() && !nendo::list_checkpoints(checkpoints).empty())
-    fmt::print("  newest checkpoint: {}\n", nendo::list_checkpoints(checkpoints).front());
+  if (!manifest.is_object()) return;
+  const std::vector<std::string> checkpoints = nendo::list_checkpoints(manifest.value("checkpoint_dir", ""));
+  if (!checkpoints.empty()) fmt::print("  newest checkpoint: {}\n", checkpoints.front());
 }
 
 // `nendo info PATH`: an output folder, an XDMF series, an output file, a checkpoint or a checkpoint

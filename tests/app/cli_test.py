@@ -352,6 +352,14 @@ class RunFolder(unittest.TestCase):
         self.assertNotEqual(w["run_id"], m["run_id"])
         self.assertEqual(w["branched_from"]["run_id"], m["run_id"])
         self.assertEqual(w["checkpoint_dir"], os.path.join(whatif, "checkpoints"))
+        # the same run continued into an empty folder (outputs moved elsewhere): its own id, no branch
+        moved = os.path.join(WORK, "chain", "moved")
+        shutil.rmtree(moved, ignore_errors=True)
+        r = nendo("run", path, "--restart", os.path.join(checkpoints, "checkpoint_000000005.h5"), "--output", moved,
+                  "--steps", "6")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        c = manifest(moved)
+        self.assertEqual((c["run_id"], c["branched_from"]), (m["run_id"], None))
 
     def test_outputs_and_checkpoints_land_on_multiples_of_every(self):
         # dt 3 ms does not divide 10 ms: steps are shortened to land on each output time
