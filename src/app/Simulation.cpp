@@ -23,6 +23,7 @@
 #include "decomposition/ParticleMigration.hpp"
 #include "io/DiagnosticsCsv.hpp"
 #include "io/ParticleWriter.hpp"
+#include "methods/ImplicitSettings.hpp"
 #include "methods/Method.hpp"
 #include "methods/StateGuard.hpp"
 #include "scene/SceneLoader.hpp"
@@ -426,8 +427,9 @@ RunSummary advance(MPI_Comm comm, const Scene& scene, const RunOptions& options,
 }  // namespace
 
 RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& options) {
-  const RunPhase set_up(RunPhase::SetUp);                   // -log_view's stages (PetscLog.hpp)
-  PetscSession::add_options(scene.implicit.petsc_options);  // before the solvers read them
+  const RunPhase set_up(RunPhase::SetUp);  // -log_view's stages (PetscLog.hpp)
+  PetscSession::add_options(
+      scene.sections.get<ImplicitSettings>().petsc_options);  // before the solvers read them
   std::unique_ptr<Method> method = make_method(scene);
   const RunPaths paths = resolve_run_paths(scene, options.output_dir);
   const std::string& dir = paths.output_dir;

@@ -264,8 +264,6 @@ std::string resolved(const nendo::Scene& scene, const nendo::RunOptions& options
 
 int main(int argc, char** argv) {
   nendo::PetscSession petsc(&argc, &argv);
-  nendo::register_mpm_material_schemas();  // the material models a scene may name
-  nendo::register_fem_material_schemas();
   const MPI_Comm comm = MPI_COMM_WORLD;
   const bool root = nendo::mpi::rank(comm) == 0;
 

@@ -11,11 +11,28 @@
 #include "core/Error.hpp"
 #include "core/Types.hpp"
 #include "scene/Scene.hpp"
+#include "scene/ShapeList.hpp"
 
 namespace nendo {
 
 struct BoxCollider {
   static constexpr const char* kName = "box";
+
+  // Its keys of a scene's `colliders` item.
+  static ShapeKeys<ColliderSettings> scene_keys() {
+    return {kName, "an axis-aligned box",
+            SettingsKeys<ColliderSettings>()
+                .add(KeySchema::vector("min", "lowest corner").measured_in("m").mandatory(),
+                     &ColliderSettings::min)
+                .add(KeySchema::vector("max", "highest corner; above min on every axis")
+                         .measured_in("m")
+                         .mandatory(),
+                     &ColliderSettings::max)
+                .add(KeySchema::boolean("inside", "true: material is kept inside the shape; false: outside")
+                         .defaults_to("true"),
+                     &ColliderSettings::inside)
+                .check([](const scene::MapReader& box, ColliderSettings&) { scene::check_box(box); })};
+  }
 
   Vec3 min{};
   Vec3 max{};

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/Error.hpp"
+#include "scene/SceneRegistry.hpp"
 
 namespace nendo {
 
@@ -25,6 +26,16 @@ Boundary parse_boundary(const std::string& name) {
   if (name == "separate") return Boundary::Separate;
   throw Error("boundary '" + name + "' is not one of sticky, slip, separate");
 }
+
+// The scene keys of every shape in ColliderShape, registered before main() (the colliders library
+// is linked whole: nendo_whole_archive in CMake).
+template <class... Shapes>
+bool register_shapes(const std::variant<Shapes...>* /*tag*/) {
+  (register_collider_shape(Shapes::scene_keys()), ...);
+  return true;
+}
+
+[[maybe_unused]] const bool registered = register_shapes(static_cast<const ColliderShape*>(nullptr));
 
 }  // namespace
 

@@ -5,7 +5,9 @@
 // constant velocity: the shape at time t is the shape at 0 moved by velocity·t.
 //
 // Shape contract (PlaneCollider.hpp is the smallest example): kName, the scene's `shape` value;
-// from_settings(ColliderSettings, dimension), which validates and throws nendo::Error;
+// scene_keys(), its keys of a `colliders` item bound to ColliderSettings (registered for the scene
+// loader and the reference by Collider.cpp); from_settings(ColliderSettings, dimension), which
+// validates and throws nendo::Error;
 // phi<D>(x), the signed distance of the free region (φ ≤ 0: in collision), 1-Lipschitz;
 // normal<D>(x, n), the outward unit normal ∇φ/|∇φ| of the free region. Only the first D
 // components of x and n are read or written: in 2D, z is ignored.

@@ -14,11 +14,26 @@
 #include "core/Error.hpp"
 #include "core/Types.hpp"
 #include "scene/Scene.hpp"
+#include "scene/ShapeList.hpp"
 
 namespace nendo {
 
 struct CylinderCollider {
   static constexpr const char* kName = "cylinder";
+
+  // Its keys of a scene's `colliders` item.
+  static ShapeKeys<ColliderSettings> scene_keys() {
+    return {kName, "an infinite cylinder (in 2D the slab between two lines)",
+            SettingsKeys<ColliderSettings>()
+                .add(KeySchema::vector("center", "a point on the axis").measured_in("m").mandatory(),
+                     &ColliderSettings::center)
+                .add(KeySchema::axis("axis", "direction of the cylinder axis; z only in 3D"),
+                     &ColliderSettings::axis)
+                .add(KeySchema::real("radius", "radius").measured_in("m").mandatory().above(0),
+                     &ColliderSettings::radius)
+                .add(KeySchema::boolean("inside", "true: material is kept inside the shape; false: outside"),
+                     &ColliderSettings::inside)};
+  }
 
   Vec3 center{};
   Real radius = 0;

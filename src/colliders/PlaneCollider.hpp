@@ -7,11 +7,25 @@
 #include "core/Error.hpp"
 #include "core/Types.hpp"
 #include "scene/Scene.hpp"
+#include "scene/ShapeList.hpp"
 
 namespace nendo {
 
 struct PlaneCollider {
   static constexpr const char* kName = "plane";
+
+  // Its keys of a scene's `colliders` item.
+  static ShapeKeys<ColliderSettings> scene_keys() {
+    return {kName, "a half-space: material stays on the side the normal points to",
+            SettingsKeys<ColliderSettings>()
+                .add(KeySchema::vector("point", "a point on the plane").measured_in("m").mandatory(),
+                     &ColliderSettings::point)
+                .add_custom(
+                    KeySchema::vector("normal", "outward normal, normalised on load; not zero").mandatory(),
+                    [](const scene::MapReader& plane, ColliderSettings& settings) {
+                      settings.normal = scene::unit_normal(plane, "normal");
+                    })};
+  }
 
   Vec3 point{};
   Vec3 n{};  // unit length over the first D components; the others 0

@@ -8,11 +8,24 @@
 #include "core/Error.hpp"
 #include "core/Types.hpp"
 #include "scene/Scene.hpp"
+#include "scene/ShapeList.hpp"
 
 namespace nendo {
 
 struct SphereCollider {
   static constexpr const char* kName = "sphere";
+
+  // Its keys of a scene's `colliders` item.
+  static ShapeKeys<ColliderSettings> scene_keys() {
+    return {kName, "a ball (a disc in 2D)",
+            SettingsKeys<ColliderSettings>()
+                .add(KeySchema::vector("center", "centre").measured_in("m").mandatory(),
+                     &ColliderSettings::center)
+                .add(KeySchema::real("radius", "radius").measured_in("m").mandatory().above(0),
+                     &ColliderSettings::radius)
+                .add(KeySchema::boolean("inside", "true: material is kept inside the shape; false: outside"),
+                     &ColliderSettings::inside)};
+  }
 
   Vec3 center{};
   Real radius = 0;

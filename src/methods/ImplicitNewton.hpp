@@ -1,7 +1,7 @@
 #pragma once
 // The Newton solver's settings from a scene's `implicit` section: what every method with an
 // implicit step (MPM, hierarchical FEM) hands to solvers/NewtonSolver.
-#include "scene/Scene.hpp"
+#include "methods/ImplicitSettings.hpp"
 #include "solvers/NewtonSolver.hpp"
 
 namespace nendo {

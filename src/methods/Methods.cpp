@@ -1,6 +1,8 @@
-// The method registry: one line per method.
+// The method registry: one line per method, its scene name and its factory. The scene schema of
+// each (its sections, keys of a body, checks and materials) registers itself from its folder's
+// <Name>Settings.cpp with the scene loader, which refuses a method without one.
 #include <functional>
-#include <map>
+#include <vector>
 
 #include "bodies/BodySeeder.hpp"
 #include "core/Error.hpp"
@@ -14,19 +16,35 @@
 
 namespace nendo {
 
+namespace {
+
 using MethodFactory = std::function<std::unique_ptr<Method>(const Scene&)>;
 
-static const std::map<std::string, MethodFactory>& methods() {
-  static const std::map<std::string, MethodFactory> registry = {
-      {"ballistic", [](const Scene& s) { return std::make_unique<Ballistic>(s); }},
-      {"mpm", make_mpm},
-      {"slave_sph", [](const Scene& s) { return std::make_unique<SlaveSph>(s); }},
-      {"shape_matching", [](const Scene& s) { return std::make_unique<ShapeMatching>(s); }},
-      {"pbd_powder", [](const Scene& s) { return std::make_unique<PbdPowder>(s); }},
-      {"fem", [](const Scene& s) { return std::make_unique<HierarchicalFem>(s); }},
+struct MethodEntry {
+  const char* name;  // its scene schema's (scene/SceneRegistry.hpp)
+  MethodFactory make;
+};
+
+template <class M>
+std::unique_ptr<Method> make(const Scene& scene) {
+  return std::make_unique<M>(scene);
+}
+
+// clang-format off
+const std::vector<MethodEntry>& methods() {
+  static const std::vector<MethodEntry> registry = {
+      {"ballistic",      make<Ballistic>},
+      {"mpm",            make_mpm},
+      {"slave_sph",      make<SlaveSph>},
+      {"shape_matching", make<ShapeMatching>},
+      {"pbd_powder",     make<PbdPowder>},
+      {"fem",            make<HierarchicalFem>},
   };
   return registry;
 }
+// clang-format on
+
+}  // namespace
 
 BlockGeometry geometry_of(const Scene& scene) {
   BlockGeometry g;
@@ -41,11 +59,10 @@ void Method::seed(MPI_Comm comm, const Scene& scene, ParticleSet& particles) {
 }
 
 std::unique_ptr<Method> make_method(const Scene& scene) {
-  auto it = methods().find(scene.method);
-  if (it == methods().end())
-    throw Error(scene.source_path + ": method '" + scene.method +
-                "' is not implemented in this version of nendo");
-  return it->second(scene);
+  for (const MethodEntry& method : methods())
+    if (method.name == scene.method) return method.make(scene);
+  throw Error(scene.source_path + ": method '" + scene.method +
+              "' is not implemented in this version of nendo");
 }
 
 }  // namespace nendo

@@ -105,6 +105,16 @@ KeySchema& KeySchema::one_of(std::vector<std::string> allowed) {
   return *this;
 }
 
+KeySchema& KeySchema::existing_file() {
+  names_file = true;
+  return *this;
+}
+
+KeySchema& KeySchema::material_name() {
+  names_material = true;
+  return *this;
+}
+
 const KeySchema* find_key(const std::vector<KeySchema>& keys, const std::string& name) {
   for (const KeySchema& key : keys) {
     if (key.name == name) return &key;

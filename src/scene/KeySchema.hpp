@@ -35,6 +35,8 @@ struct KeySchema {
   std::optional<Bound> lower;
   std::optional<Bound> upper;
   std::vector<std::string> choices;
+  bool names_file = false;      // Text: a path from the scene file's directory that must exist
+  bool names_material = false;  // Text: a material the scene defines, of a model its method takes
 
   static KeySchema integer(std::string name, std::string description);
   static KeySchema real(std::string name, std::string description);
@@ -56,6 +58,8 @@ struct KeySchema {
   KeySchema& below(double value);
   KeySchema& at_most(double value);
   KeySchema& one_of(std::vector<std::string> allowed);
+  KeySchema& existing_file();
+  KeySchema& material_name();
 };
 
 const KeySchema* find_key(const std::vector<KeySchema>& keys, const std::string& name);

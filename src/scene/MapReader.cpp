@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -158,9 +159,10 @@ void check_value(const Cursor& value, const KeySchema& key, const DimensionSourc
   }
 }
 
-MapReader::MapReader(const Cursor& map, std::vector<KeySchema> keys, const DimensionSource& dimension,
+MapReader::MapReader(const Cursor& map, std::vector<KeySchema> keys, const ReadContext& context,
                      const NestedReaders& nested)
-    : map_(map), keys_(std::move(keys)), dimension_(dimension) {
+    : map_(map), keys_(std::move(keys)), context_(context) {
+  const DimensionSource& dimension = context_.dimension;
   for (const MapEntry& entry : map_entries(map_)) {
     const KeySchema* key = find_key(keys_, entry.name);
     if (!key) entry.value.fail_at_key(entry.key, unknown_key_detail(entry.name, keys_));
@@ -198,7 +200,7 @@ Vec3 MapReader::vector(const std::string& name) const {
   const YAML::Node node = value(name);
   Vec3 vector{};
   if (node.IsScalar()) {
-    std::fill_n(vector.begin(), dimension_(), *parse_real(node.Scalar()));
+    std::fill_n(vector.begin(), context_.dimension(), *parse_real(node.Scalar()));
     return vector;
   }
   for (std::size_t i = 0; i < node.size(); ++i) vector[i] = *parse_real(node[i].Scalar());
@@ -216,6 +218,11 @@ std::vector<std::string> MapReader::texts(const std::string& name) const {
   std::vector<std::string> texts;
   for (const auto& item : value(name)) texts.push_back(item.Scalar());
   return texts;
+}
+
+std::string MapReader::material(const std::string& name) const {
+  context_.material(*this, name);
+  return text(name);
 }
 
 std::optional<Real> MapReader::optional_real(const std::string& name) const {
@@ -252,6 +259,15 @@ YAML::Node MapReader::value(const std::string& name) const {
   const KeySchema& schema = key(name);
   if (schema.default_value.empty()) throw std::logic_error("scene key '" + name + "' has no default");
   return YAML::Load(schema.default_value);
+}
+
+std::string existing_file(const Cursor& value) {
+  std::filesystem::path path = value.node.Scalar();
+  if (path.is_relative()) path = std::filesystem::path(value.source->file).parent_path() / path;
+  path = path.lexically_normal();
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) value.fail("file not found: '" + path.string() + "'");
+  return path.string();
 }
 
 namespace {

@@ -12,19 +12,33 @@
 
 namespace nendo::scene {
 
+class MapReader;
+
 // The scene's dimension, asked for only when a vector or an axis is checked.
 using DimensionSource = std::function<int()>;
+// Fails unless map's key names a material the scene defines, of a model the scene's method takes.
+using MaterialCheck = std::function<void(const MapReader& map, const std::string& key)>;
+
+// What reading a map needs from the scene around it.
+struct ReadContext {
+  DimensionSource dimension;
+  MaterialCheck material;
+};
+
 // Reads the map or list under a Section or List key.
 using NestedReaders = std::map<std::string, std::function<void(const Cursor&)>>;
 
 // Fails with the first problem of `value` against `key`.
 void check_value(const Cursor& value, const KeySchema& key, const DimensionSource& dimension);
 
+// The path a file key gives, from the scene file's directory, normalised; fails unless it exists.
+std::string existing_file(const Cursor& value);
+
 class MapReader {
  public:
   // Walks the map in document order: unknown key, wrong type or out-of-bounds value; then missing
   // required keys. Section and List values go to `nested`, which also reads absent ones as their default.
-  MapReader(const Cursor& map, std::vector<KeySchema> keys, const DimensionSource& dimension,
+  MapReader(const Cursor& map, std::vector<KeySchema> keys, const ReadContext& context,
             const NestedReaders& nested = {});
 
   bool has(const std::string& name) const;  // given in the scene, not defaulted
@@ -35,10 +49,12 @@ class MapReader {
   Vec3 vector(const std::string& name) const;
   int axis(const std::string& name) const;
   std::vector<std::string> texts(const std::string& name) const;
+  std::string material(const std::string& name) const;  // a key naming a material (KeySchema::material_name)
   std::optional<Real> optional_real(const std::string& name) const;
   std::optional<int> optional_integer(const std::string& name) const;
 
   const Cursor& map() const { return map_; }
+  const ReadContext& context() const { return context_; }
   const Cursor& cursor(const std::string& name) const;  // of a key given in the scene
   [[noreturn]] void fail(const std::string& name, const std::string& detail) const;
 
@@ -48,7 +64,7 @@ class MapReader {
 
   Cursor map_;
   std::vector<KeySchema> keys_;
-  DimensionSource dimension_;
+  ReadContext context_;
   std::map<std::string, Cursor> given_;
 };
 

@@ -1,7 +1,6 @@
 #pragma once
-// The registry of material models a scene may name, with their parameters. The registry starts
-// empty: the models register their schemas (register_mpm_material_schemas() in
-// src/methods/mpm/materials/Materials.hpp) before any scene is parsed.
+// The registry of material models a scene may name, with their parameters. The models register
+// themselves before main() (src/materials/Materials.cpp), each model's keys in its own file.
 #include <string>
 #include <vector>
 

@@ -16,14 +16,6 @@
 namespace nendo {
 namespace {
 
-// Scenes name the MPM material models, which register themselves as the nendo app does at start.
-class RegisterMaterialModels : public ::testing::Environment {
- public:
-  void SetUp() override { register_mpm_material_schemas(); }
-};
-[[maybe_unused]] ::testing::Environment* const register_material_models =
-    ::testing::AddGlobalTestEnvironment(new RegisterMaterialModels);
-
 std::string scene_text(const std::string& bodies, int dimension = 3) {
   return "nendo: 1\nmethod: ballistic\ndimension: " + std::to_string(dimension) +
          "\ntime: {end: 1, dt: 0.1}\ngrid: {dx: 0.02}\n"

@@ -5,15 +5,9 @@
 #include <cstdint>
 #include <string>
 
-#include "methods/fem/StvkMaterial.hpp"
-#include "methods/mpm/materials/Materials.hpp"
 #include "scene/SceneLoader.hpp"
 
-extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
-  nendo::register_mpm_material_schemas();
-  nendo::register_fem_material_schemas();
-  return 0;
-}
+extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) { return 0; }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {

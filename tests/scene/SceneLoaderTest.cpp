@@ -10,8 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "methods/fem/StvkMaterial.hpp"
+#include "methods/ImplicitSettings.hpp"
+#include "methods/fem/FemSettings.hpp"
 #include "methods/mpm/materials/Materials.hpp"
+#include "methods/pbd_powder/PbdPowderSettings.hpp"
+#include "methods/shape_matching/ShapeMatchingSettings.hpp"
 #include "scene/MaterialSchema.hpp"
 #include "scene/SceneDiff.hpp"
 #include "scene/SceneLoader.hpp"
@@ -21,17 +24,6 @@ namespace nendo {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Scenes name the MPM material models, which register themselves as the nendo app does at start.
-class RegisterMaterialModels : public ::testing::Environment {
- public:
-  void SetUp() override {
-    register_mpm_material_schemas();
-    register_fem_material_schemas();
-  }
-};
-[[maybe_unused]] ::testing::Environment* const register_material_models =
-    ::testing::AddGlobalTestEnvironment(new RegisterMaterialModels);
 
 // Line numbers matter to the error tests below: line 1 is `nendo: 1`, line 10 the body.
 const std::string minimal_scene = R"(nendo: 1
@@ -216,14 +208,14 @@ TEST_F(FullScene, LoadsOutputCheckpointCatalystAndImplicit) {
   EXPECT_EQ(scene.catalyst.scripts, (std::vector<std::string>{(dir_ / "viz.py").string()}));
   EXPECT_EQ(scene.catalyst.every_steps, 10);
   EXPECT_EQ(scene.catalyst.fields, (std::vector<std::string>{"velocity", "rank"}));
-  EXPECT_EQ(scene.implicit.scheme, "backward_euler");
-  EXPECT_EQ(scene.implicit.operator_type, "assembled");
-  EXPECT_EQ(scene.implicit.newton_tol, 1.0e-8);
-  EXPECT_EQ(scene.implicit.max_newton, 30);
-  EXPECT_EQ(scene.implicit.forcing, "fixed");
-  EXPECT_EQ(scene.implicit.petsc_options, "-ksp_type cg -pc_type gamg");
-  EXPECT_EQ(scene.implicit.preconditioner, "multigrid");
-  EXPECT_EQ(scene.implicit.solver, "lbfgs");
+  EXPECT_EQ(scene.sections.get<ImplicitSettings>().scheme, "backward_euler");
+  EXPECT_EQ(scene.sections.get<ImplicitSettings>().operator_type, "assembled");
+  EXPECT_EQ(scene.sections.get<ImplicitSettings>().newton_tol, 1.0e-8);
+  EXPECT_EQ(scene.sections.get<ImplicitSettings>().max_newton, 30);
+  EXPECT_EQ(scene.sections.get<ImplicitSettings>().forcing, "fixed");
+  EXPECT_EQ(scene.sections.get<ImplicitSettings>().petsc_options, "-ksp_type cg -pc_type gamg");
+  EXPECT_EQ(scene.sections.get<ImplicitSettings>().preconditioner, "multigrid");
+  EXPECT_EQ(scene.sections.get<ImplicitSettings>().solver, "lbfgs");
 }
 
 TEST(SceneLoader, FillsDefaultsOfAMinimalScene) {
@@ -246,14 +238,14 @@ TEST(SceneLoader, FillsDefaultsOfAMinimalScene) {
   EXPECT_TRUE(scene.catalyst.scripts.empty());
   EXPECT_EQ(scene.catalyst.every_steps, 1);
   EXPECT_EQ(scene.catalyst.fields, std::nullopt);
-  EXPECT_EQ(scene.implicit.scheme, "midpoint");
-  EXPECT_EQ(scene.implicit.operator_type, "matrix_free");
-  EXPECT_EQ(scene.implicit.newton_tol, 1.0e-6);
-  EXPECT_EQ(scene.implicit.max_newton, 20);
-  EXPECT_EQ(scene.implicit.forcing, "eisenstat_walker");
-  EXPECT_EQ(scene.implicit.petsc_options, "");
-  EXPECT_EQ(scene.implicit.preconditioner, "");  // unset: the method's choice
-  EXPECT_EQ(scene.implicit.solver, "newton");
+  EXPECT_EQ(scene.sections.get<ImplicitSettings>().scheme, "midpoint");
+  EXPECT_EQ(scene.sections.get<ImplicitSettings>().operator_type, "matrix_free");
+  EXPECT_EQ(scene.sections.get<ImplicitSettings>().newton_tol, 1.0e-6);
+  EXPECT_EQ(scene.sections.get<ImplicitSettings>().max_newton, 20);
+  EXPECT_EQ(scene.sections.get<ImplicitSettings>().forcing, "eisenstat_walker");
+  EXPECT_EQ(scene.sections.get<ImplicitSettings>().petsc_options, "");
+  EXPECT_EQ(scene.sections.get<ImplicitSettings>().preconditioner, "");  // unset: the method's choice
+  EXPECT_EQ(scene.sections.get<ImplicitSettings>().solver, "newton");
 }
 
 TEST(SceneLoader, Loads2DSceneWithTwoComponentVectors) {
@@ -298,8 +290,8 @@ TEST(SceneLoader, RejectsZAxisIn2D) {
 TEST(SceneLoader, ReportsUnknownTopLevelKey) {
   EXPECT_EQ(error_of(minimal_scene + "solver: pcg\n"),
             "scene.yaml:11: key 'solver': unknown key (known keys: nendo, method, dimension, gravity, time, "
-            "grid, materials, bodies, emitters, colliders, output, checkpoint, balance, catalyst, implicit, "
-            "slave_sph, shape_matching, pbd_powder, fem)");
+            "grid, materials, bodies, colliders, output, checkpoint, balance, catalyst, implicit, fem, "
+            "pbd_powder, shape_matching, slave_sph, emitters)");
 }
 
 TEST(SceneLoader, ReportsUnknownNestedKeyWithTheLikelyName) {
@@ -368,11 +360,11 @@ TEST(SceneLoader, ChecksShapeMatchingBodies) {
   const std::string twist =
       replaced(sm, "material: jelly}", "material: jelly, examples: [{type: twist, angle: 90}]}");
   const Scene scene = parse_scene(twist, "scene.yaml");
-  ASSERT_EQ(scene.bodies[0].examples.size(), 1u);
-  EXPECT_EQ(scene.bodies[0].examples[0].type, "twist");
-  EXPECT_EQ(scene.bodies[0].examples[0].angle, 90);
-  EXPECT_EQ(scene.bodies[0].groups, "global");
-  EXPECT_EQ(scene.shape_matching.beta, 0.995);
+  ASSERT_EQ(scene.bodies[0].method_keys.get<ShapeMatchingBody>().examples.size(), 1u);
+  EXPECT_EQ(scene.bodies[0].method_keys.get<ShapeMatchingBody>().examples[0].type, "twist");
+  EXPECT_EQ(scene.bodies[0].method_keys.get<ShapeMatchingBody>().examples[0].angle, 90);
+  EXPECT_EQ(scene.bodies[0].method_keys.get<ShapeMatchingBody>().groups, "global");
+  EXPECT_EQ(scene.sections.get<ShapeMatchingSettings>().beta, 0.995);
   EXPECT_EQ(error_of(replaced(twist, "angle: 90", "amplitude: 90")),
             "scene.yaml:10: key 'bodies.0.examples.0.amplitude': unknown key (known keys: type, angle)");
   EXPECT_EQ(error_of(replaced(twist, "type: twist, angle: 90", "type: squash, factor: -1")),
@@ -432,12 +424,12 @@ TEST(SceneLoader, ReadsFemScenes) {
       "fem: {spacing: 0.1, max_level: 3, min_level: 1, damping: 12}\n";
   EXPECT_EQ(error_of(beam), "no error");
   const Scene scene = parse_scene(beam, "scene.yaml");
-  EXPECT_EQ(scene.fem.max_level, 3);
-  EXPECT_EQ(scene.fem.min_level, 1);
-  EXPECT_EQ(scene.fem.linear_tolerance, 0.05);
-  EXPECT_EQ(scene.fem.boundary, "kinematic");
-  EXPECT_TRUE(scene.bodies[0].fixed);
-  EXPECT_EQ(scene.bodies[0].alternate_material, "hard");
+  EXPECT_EQ(scene.sections.get<FemSettings>().max_level, 3);
+  EXPECT_EQ(scene.sections.get<FemSettings>().min_level, 1);
+  EXPECT_EQ(scene.sections.get<FemSettings>().linear_tolerance, 0.05);
+  EXPECT_EQ(scene.sections.get<FemSettings>().boundary, "kinematic");
+  EXPECT_TRUE(scene.bodies[0].method_keys.get<FemBody>().fixed);
+  EXPECT_EQ(scene.bodies[0].method_keys.get<FemBody>().alternate_material, "hard");
   EXPECT_EQ(scene.materials.at("hard").params.at("fibre_stiffness"), 9.0e8);
   EXPECT_EQ(error_of(replaced(beam, "min_level: 1", "min_level: 4")),
             "scene.yaml:12: key 'fem.min_level': is 4, above max_level (3)");
@@ -453,7 +445,7 @@ TEST(SceneLoader, ReadsFemScenes) {
       error_of(replaced(beam, "alternate_material: hard, alternate_cell: 0.025", "alternate_cell: 0.025")),
       "scene.yaml:11: key 'bodies.0.alternate_cell': needs alternate_material");
   EXPECT_EQ(error_of(replaced(beam, "method: fem", "method: mpm")),
-            "scene.yaml:11: key 'bodies.0.fixed_min': is a key of shape_matching and fem bodies only");
+            "scene.yaml:11: key 'bodies.0.fixed_min': is a key of fem and shape_matching bodies only");
 }
 
 TEST(SceneLoader, ReadsPbdPowderScenes) {
@@ -463,12 +455,12 @@ TEST(SceneLoader, ReadsPbdPowderScenes) {
       "emitters:\n  - {shape: disc, center: [0, 0.2, 0], radius: 0.015, count: 100, material: p}\n";
   EXPECT_EQ(error_of(pour), "no error");
   const Scene scene = parse_scene(pour, "scene.yaml");
-  ASSERT_EQ(scene.emitters.size(), 1u);
-  EXPECT_EQ(scene.emitters[0].count, 100u);
-  EXPECT_EQ(scene.emitters[0].axis, 1);
-  EXPECT_FALSE(scene.emitters[0].rate.has_value());
-  EXPECT_EQ(scene.pbd_powder.substeps, 8);
-  EXPECT_EQ(scene.pbd_powder.rest_constraint, "pairs");
+  ASSERT_EQ(scene.sections.get<std::vector<EmitterSettings>>().size(), 1u);
+  EXPECT_EQ(scene.sections.get<std::vector<EmitterSettings>>()[0].count, 100u);
+  EXPECT_EQ(scene.sections.get<std::vector<EmitterSettings>>()[0].axis, 1);
+  EXPECT_FALSE(scene.sections.get<std::vector<EmitterSettings>>()[0].rate.has_value());
+  EXPECT_EQ(scene.sections.get<PbdPowderSettings>().substeps, 8);
+  EXPECT_EQ(scene.sections.get<PbdPowderSettings>().rest_constraint, "pairs");
   EXPECT_EQ(error_of(replaced(pour, "count: 100", "count: 0")),
             "scene.yaml:9: key 'emitters.0.count': must be >= 1 (got 0)");
   // Multigrid coarsens MPM's block grid or the fem tet hierarchy; the particle methods have neither.
@@ -551,7 +543,7 @@ TEST(SceneLoader, AppliesOverrides) {
   EXPECT_EQ(scene.grid.dx, 0.01);
   EXPECT_EQ(scene.bodies[0].velocity, (Vec3{1, 0, 0}));
   EXPECT_EQ(scene.materials.at("jelly").params.at("E"), 2e5);
-  EXPECT_EQ(scene.implicit.max_newton, 5);
+  EXPECT_EQ(scene.sections.get<ImplicitSettings>().max_newton, 5);
   EXPECT_EQ(scene.overrides.size(), 5u);
   EXPECT_EQ(scene.source_text, minimal_scene);
 }
@@ -562,8 +554,8 @@ TEST(SceneLoader, ReportsOverrideOfUnknownKey) {
   EXPECT_EQ(
       error_of(minimal_scene, {"solver.tol=1"}),
       "--set solver.tol=1: key 'solver': unknown key (known keys: nendo, method, dimension, gravity, time, "
-      "grid, materials, bodies, emitters, colliders, output, checkpoint, balance, catalyst, implicit, "
-      "slave_sph, shape_matching, pbd_powder, fem)");
+      "grid, materials, bodies, colliders, output, checkpoint, balance, catalyst, implicit, fem, "
+      "pbd_powder, shape_matching, slave_sph, emitters)");
   EXPECT_EQ(error_of(minimal_scene, {"bodies.3.radius=1"}),
             "--set bodies.3.radius=1: key 'bodies.3': no such list item (the list has 1 item)");
   EXPECT_EQ(error_of(minimal_scene, {"time.end.x=1"}),

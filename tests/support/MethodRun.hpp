@@ -25,7 +25,6 @@ struct MethodRun {
   // extra_fields: additional Real particle fields (name, components) added before seeding.
   MethodRun(MPI_Comm comm, const std::string& yaml, const std::vector<std::string>& overrides = {},
             const std::vector<std::pair<std::string, int>>& extra_fields = {}, Factory make = make_method) {
-    register_mpm_material_schemas();
     scene = parse_scene(yaml, "test.yaml", overrides);
     method = make(scene);
     ParticleSet ps = make_particles(*method, scene.dimension);

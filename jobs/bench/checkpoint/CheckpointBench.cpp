@@ -83,7 +83,6 @@ double median(std::vector<double> values) {
 int run(int argc, char** argv) {
   const MPI_Comm comm = MPI_COMM_WORLD;
   const Options o = parse(argc, argv);
-  register_mpm_material_schemas();
   const Scene scene = load_scene(o.scene);
   const std::unique_ptr<Method> method = make_method(scene);
   const ParticleSet particles = make_share(*method, o.particles, comm);

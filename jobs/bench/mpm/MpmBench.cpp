@@ -177,7 +177,6 @@ Sample run_once(MPI_Comm comm, const Scene& scene, int steps, CatalystOutput& ca
 void run(MPI_Comm comm, const Options& o) {
   const int ranks = mpi::size(comm);
   const bool root = mpi::rank(comm) == 0;
-  register_mpm_material_schemas();
   const Scene scene = load_scene(o.scene, o.sets);
   std::vector<Sample> samples;
   std::uint64_t particles = 0;

@@ -69,8 +69,6 @@ int drive(MPI_Comm comm) {
 
 int main(int argc, char** argv) {
   nendo::PetscSession petsc(&argc, &argv);  // initialises MPI too
-  nendo::register_mpm_material_schemas();   // the material models a scene may name
-  nendo::register_fem_material_schemas();
   try {
     if (argc == 4 && std::strcmp(argv[1], "run") == 0) return run(MPI_COMM_WORLD, argv[2], argv[3]);
     if (argc == 2 && std::strcmp(argv[1], "drive") == 0) return drive(MPI_COMM_WORLD);

@@ -18,7 +18,10 @@ bool owned_free_regular(const ParticleSet& own, std::size_t k) {
 }  // namespace
 
 FemBackwardEuler::FemBackwardEuler(HierarchicalFem& fem, Space& space, Real dt)
-    : fem_(fem), space_(space), dt_(dt), mass_factor_(1 + fem.scene_.fem.damping * dt) {
+    : fem_(fem),
+      space_(space),
+      dt_(dt),
+      mass_factor_(1 + fem.scene_.sections.get<FemSettings>().damping * dt) {
   const ParticleSet& own = space.particles();
   const std::size_t n_own = fem_.n_own_, n = fem_.n_;
   std::vector<char> active(n_own);
@@ -58,7 +61,7 @@ Mat12 FemBackwardEuler::tangent(std::size_t i) const {
   const Index t = fem_.needed_[i];
   return dt_ * dt_ *
          element_hessian(fem_.model_->rest[t], fem_.model_->constants[t].D, x,
-                         fem_.scene_.implicit.project_spd);
+                         fem_.scene_.sections.get<ImplicitSettings>().project_spd);
 }
 
 // The tangents of every needed tet at the linearisation point, computed once for the many
@@ -290,7 +293,8 @@ void FemBackwardEuler::finish(const Real* v) {
 // One backward Euler step: Newton on FemBackwardEuler's potential, then the colliders.
 void HierarchicalFem::solve_implicit(Space& space, Real t, Real dt) {
   if (!newton_) {
-    const NewtonSettings newton = newton_settings(scene_.implicit, /*multigrid_by_default=*/true);
+    const NewtonSettings newton =
+        newton_settings(scene_.sections.get<ImplicitSettings>(), /*multigrid_by_default=*/true);
     newton_ = std::make_unique<NewtonSolver>(space.comm(), newton);
     if (space.rank() == 0)
       std::printf("nendo: fem backward Euler, %s operator, KSP %s\n", newton.operator_type.c_str(),

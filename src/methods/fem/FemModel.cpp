@@ -20,7 +20,7 @@ TetMesh level0_mesh(MPI_Comm comm, const Scene& scene, std::vector<std::int32_t>
   std::string error;
   if (mpi::rank(comm) == 0) try {
       for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
-        const TetMesh body = body_tet_mesh(scene.bodies[b], scene.fem.spacing);
+        const TetMesh body = body_tet_mesh(scene.bodies[b], scene.sections.get<FemSettings>().spacing);
         const auto offset = static_cast<std::int32_t>(mesh.vertex_count());
         mesh.vertices.insert(mesh.vertices.end(), body.vertices.begin(), body.vertices.end());
         for (std::int32_t v : body.tets) mesh.tets.push_back(v + offset);
@@ -51,12 +51,13 @@ std::vector<FineMaterial> fine_materials(const Scene& scene, const TetHierarchy&
   std::vector<FineMaterial> fine(static_cast<std::size_t>(end - begin));
   for (Index t = begin; t < end; ++t) {
     const BodySettings& body = scene.bodies[root_body[h.root(t)]];
+    const FemBody& keys = body.method_keys.get<FemBody>();
     std::string name = body.material;
-    if (!body.alternate_material.empty()) {
+    if (!keys.alternate_material.empty()) {
       const Vec3 c = centroid(h, t);
       long parity = 0;
-      for (int a = 0; a < 3; ++a) parity += static_cast<long>(std::floor(c[a] / body.alternate_cell));
-      if (parity % 2 != 0) name = body.alternate_material;
+      for (int a = 0; a < 3; ++a) parity += static_cast<long>(std::floor(c[a] / keys.alternate_cell));
+      if (parity % 2 != 0) name = keys.alternate_material;
     }
     const MaterialSettings& material = scene.materials.at(name);
     fine[t - begin] = {stvk_stiffness(material), material.params.at("density")};
@@ -77,7 +78,7 @@ FemModel build_fem_model(MPI_Comm comm, const Scene& scene) {
   FemModel model;
   std::vector<std::int32_t> root_body;
   const TetMesh mesh = level0_mesh(comm, scene, root_body);
-  model.hierarchy = build_hierarchy(mesh, scene.fem.max_level);
+  model.hierarchy = build_hierarchy(mesh, scene.sections.get<FemSettings>().max_level);
   const TetHierarchy& h = model.hierarchy;
 
   model.rest.resize(h.tet_count());
@@ -87,8 +88,8 @@ FemModel build_fem_model(MPI_Comm comm, const Scene& scene) {
                                h.rest_position(c[3]));
   }
   HomogenisationSettings homogenisation;
-  homogenisation.linear_tolerance = scene.fem.linear_tolerance;
-  homogenisation.vertices_only = scene.fem.boundary == "vertices_only";
+  homogenisation.linear_tolerance = scene.sections.get<FemSettings>().linear_tolerance;
+  homogenisation.vertices_only = scene.sections.get<FemSettings>().boundary == "vertices_only";
   model.constants = homogenise(comm, h, fine_materials(scene, h, root_body), homogenisation);
 
   // Nodes: a level-0 vertex belongs to the body of a tet using it; a midpoint to its edge's.
@@ -99,7 +100,7 @@ FemModel build_fem_model(MPI_Comm comm, const Scene& scene) {
     model.node_body[n] = model.node_body[h.node_edge[n][0]];
   model.fixed.assign(h.node_count(), 0);
   for (std::size_t n = 0; n < h.node_count(); ++n) {
-    const BodySettings& body = scene.bodies[model.node_body[n]];
+    const FemBody& body = scene.bodies[model.node_body[n]].method_keys.get<FemBody>();
     const Real* x = h.rest_position(static_cast<Index>(n));
     bool inside = body.fixed;
     for (int a = 0; a < 3 && inside; ++a) inside = x[a] >= body.fixed_min[a] && x[a] <= body.fixed_max[a];
@@ -109,7 +110,7 @@ FemModel build_fem_model(MPI_Comm comm, const Scene& scene) {
 
   Real speed = 0;
   for (const BodySettings& body : scene.bodies)
-    for (const std::string& name : {body.material, body.alternate_material})
+    for (const std::string& name : {body.material, body.method_keys.get<FemBody>().alternate_material})
       if (!name.empty()) speed = std::max(speed, stvk_wave_speed(scene.materials.at(name)));
   Real altitude = std::numeric_limits<Real>::infinity();
   for (Index t = h.level_begin[h.max_level]; t < h.level_begin[h.max_level + 1]; ++t)

@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "methods/fem/FemSettings.hpp"
 #include "methods/fem/Homogenisation.hpp"
 #include "methods/fem/TetHierarchy.hpp"
 #include "scene/Scene.hpp"

@@ -66,7 +66,7 @@ HierarchicalFem::HierarchicalFem(const Scene& scene)
     : scene_(scene),
       colliders_(scene.colliders, 3),
       gravity_(scene.gravity),
-      adaptive_(scene.fem.max_level > scene.fem.min_level),
+      adaptive_(scene.sections.get<FemSettings>().max_level > scene.sections.get<FemSettings>().min_level),
       implicit_(scene.time.integrator == "implicit"),
       clock_({"view", "select", "forces", "integrate", "migrate"}) {}
 
@@ -88,7 +88,7 @@ void HierarchicalFem::build_model(MPI_Comm comm) {
 // the particles of its share of the nodes, which Space::distribute() then sends to their owners.
 void HierarchicalFem::seed(MPI_Comm comm, const Scene& /*scene*/, ParticleSet& particles) {
   build_model(comm);
-  active_ = std::make_unique<fem::ActiveSet>(model_->hierarchy, scene_.fem.min_level);
+  active_ = std::make_unique<fem::ActiveSet>(model_->hierarchy, scene_.sections.get<FemSettings>().min_level);
   const fem::TetHierarchy& h = model_->hierarchy;
   status_.resize(h.node_count());
   for (std::size_t n = 0; n < h.node_count(); ++n) status_[n] = active_->status(static_cast<Index>(n));
@@ -128,7 +128,8 @@ void HierarchicalFem::restore(Space& space, const StateRecord& state) {
   const auto it = state.integers.find("active_tets");
   if (it == state.integers.end()) throw InputError("checkpoint: no active_tets record for the fem method");
   const std::vector<Index> active(it->second.begin(), it->second.end());
-  active_ = std::make_unique<fem::ActiveSet>(model_->hierarchy, active, scene_.fem.min_level);
+  active_ = std::make_unique<fem::ActiveSet>(model_->hierarchy, active,
+                                             scene_.sections.get<FemSettings>().min_level);
   status_.resize(model_->hierarchy.node_count());
   for (std::size_t n = 0; n < status_.size(); ++n) status_[n] = active_->status(static_cast<Index>(n));
   topology_changed_ = true;
@@ -244,7 +245,7 @@ bool HierarchicalFem::gather_corners(Index t, Real (&x)[4][3]) const {
 
 void HierarchicalFem::mark(std::vector<Index>& refine, std::vector<Index>& coarsen) {
   const fem::TetHierarchy& h = model_->hierarchy;
-  const FemSettings& fs = scene_.fem;
+  const FemSettings& fs = scene_.sections.get<FemSettings>();
   const auto evaluated_here = [&](Index t) {
     const std::int32_t s = slot_[h.corners[t][0]];
     return s >= 0 && static_cast<std::size_t>(s) < n_own_;
@@ -521,7 +522,7 @@ void HierarchicalFem::build_incidence(Space& space) {
 }
 
 void HierarchicalFem::compute_forces(const std::vector<Real>& x_view, const std::vector<Real>& v_view) {
-  const FemSettings& fs = scene_.fem;
+  const FemSettings& fs = scene_.sections.get<FemSettings>();
   const bool viscous = fs.bulk_viscosity > 0 || fs.shear_viscosity > 0;
   const fem::TetHierarchy& h = model_->hierarchy;
   energies_.clear();
@@ -563,7 +564,7 @@ void HierarchicalFem::integrate(Space& space, Real t, Real dt) {
   const Real* mass = own.real("mass");
   const std::int32_t* status = own.int32("status");
   const std::int32_t* fixed = own.int32("fixed");
-  const Real damping = 1 / (1 + scene_.fem.damping * dt);
+  const Real damping = 1 / (1 + scene_.sections.get<FemSettings>().damping * dt);
   for (std::size_t k = 0; k < n_own_; ++k) {
     if (status[k] != static_cast<std::int32_t>(NodeStatus::Regular) || fixed[k]) continue;
     for (int c = 0; c < 3; ++c) {

@@ -26,8 +26,9 @@ Real stvk_wave_speed(const MaterialSettings& material) {
 
 namespace nendo {
 
-void register_fem_material_schemas() {
-  if (find_material_model(fem::kStvkModel)) return;
+namespace {
+
+void register_stvk() {
   std::vector<KeySchema> keys = elastic_solid_keys();
   keys.push_back(KeySchema::real("fibre_stiffness",
                                  "k_f of the fibre term k_f v v^T added to the isotropic D (spec 004 Fig. 3; "
@@ -43,5 +44,10 @@ void register_fem_material_schemas() {
                            "fibre-reinforced",
                            std::move(keys)});
 }
+
+// Registered before main() (the methods library is linked whole: nendo_whole_archive in CMake).
+[[maybe_unused]] const bool registered = (register_stvk(), true);
+
+}  // namespace
 
 }  // namespace nendo

@@ -15,8 +15,3 @@ Stiffness stvk_stiffness(const MaterialSettings& material);
 Real stvk_wave_speed(const MaterialSettings& material);
 
 }  // namespace nendo::fem
-
-namespace nendo {
-// Adds model stvk to the material models a scene may name (idempotent).
-void register_fem_material_schemas();
-}  // namespace nendo

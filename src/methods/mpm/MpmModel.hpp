@@ -11,6 +11,7 @@
 #include "colliders/Collider.hpp"
 #include "core/StageClock.hpp"
 #include "decomposition/ParticleSet.hpp"
+#include "methods/ImplicitSettings.hpp"
 #include "methods/mpm/materials/Materials.hpp"
 #include "scene/Scene.hpp"
 
@@ -39,8 +40,8 @@ struct MpmModel {
         cfl(scene.time.cfl.value_or(0)),
         colliders(scene.colliders, scene.dimension),
         implicit(scene.time.integrator == "implicit"),
-        midpoint(implicit && scene.implicit.scheme == "midpoint"),
-        implicit_settings(scene.implicit) {
+        midpoint(implicit && scene.sections.get<ImplicitSettings>().scheme == "midpoint"),
+        implicit_settings(scene.sections.get<ImplicitSettings>()) {
     for (const auto& [name, settings] : scene.materials) {
       materials.push_back(make_mpm_material(settings));
       density.push_back(settings.params.at("density"));

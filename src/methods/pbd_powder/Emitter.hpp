@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/Types.hpp"
-#include "scene/Scene.hpp"
+#include "methods/pbd_powder/PbdPowderSettings.hpp"
 
 namespace nendo::pbd {
 

@@ -20,12 +20,15 @@ Real norm3(const Real* a) { return std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * 
 }  // namespace
 
 PbdPowder::PbdPowder(const Scene& scene)
-    : settings_(scene.pbd_powder),
+    : settings_(scene.sections.get<PbdPowderSettings>()),
       dimension_(scene.dimension),
       gravity_(scene.gravity),
-      radius_(0.5 * scene.pbd_powder.spacing),
-      kernel_(scene.pbd_powder.support * scene.pbd_powder.spacing, scene.dimension),
-      reference_(pbd::lattice_reference(kernel_, scene.pbd_powder.spacing, scene.dimension)),
+      radius_(0.5 * scene.sections.get<PbdPowderSettings>().spacing),
+      kernel_(
+          scene.sections.get<PbdPowderSettings>().support * scene.sections.get<PbdPowderSettings>().spacing,
+          scene.dimension),
+      reference_(
+          pbd::lattice_reference(kernel_, scene.sections.get<PbdPowderSettings>().spacing, scene.dimension)),
       colliders_(scene.colliders, scene.dimension),
       clock_({"emit", "neighbours", "constraints", "velocities", "halo", "transitions"}) {
   const Real spacing = settings_.spacing, h = kernel_.h();
@@ -53,9 +56,10 @@ PbdPowder::PbdPowder(const Scene& scene)
   }
   for (const auto& [name, material] : scene.materials)
     material_mass_.push_back(material.params.at("density") * std::pow(spacing, dimension_));
-  for (std::size_t e = 0; e < scene.emitters.size(); ++e) {
-    emitters_.emplace_back(scene.emitters[e], static_cast<int>(e), spacing, dimension_);
-    emitter_material_.push_back(material_index(scene, scene.emitters[e].material));
+  const auto& emitters = scene.sections.get<std::vector<EmitterSettings>>();
+  for (std::size_t e = 0; e < emitters.size(); ++e) {
+    emitters_.emplace_back(emitters[e], static_cast<int>(e), spacing, dimension_);
+    emitter_material_.push_back(material_index(scene, emitters[e].material));
   }
 }
 

@@ -23,6 +23,7 @@
 #include "decomposition/VerletList.hpp"
 #include "methods/Method.hpp"
 #include "methods/pbd_powder/Emitter.hpp"
+#include "methods/pbd_powder/PbdPowderSettings.hpp"
 #include "methods/pbd_powder/PowderConstraints.hpp"
 #include "methods/pbd_powder/PowderTransitions.hpp"
 

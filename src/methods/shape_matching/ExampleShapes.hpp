@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "core/TetMesh.hpp"
-#include "scene/Scene.hpp"
+#include "methods/shape_matching/ShapeMatchingSettings.hpp"
 
 namespace nendo {
 

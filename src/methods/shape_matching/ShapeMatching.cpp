@@ -24,12 +24,13 @@ constexpr Real kKeptLayoutSlack = std::numeric_limits<Real>::infinity();
 }  // namespace
 
 ShapeMatching::ShapeMatching(const Scene& scene)
-    : settings_(scene.shape_matching),
+    : settings_(scene.sections.get<ShapeMatchingSettings>()),
       gravity_(scene.gravity),
       colliders_(scene.colliders, 3),
       clock_({"halo", "fit", "projection", "exchange", "integrate", "migrate"}) {
   for (const auto& [name, material] : scene.materials) densities_.push_back(material.params.at("density"));
-  for (const BodySettings& body : scene.bodies) examples_.push_back(static_cast<int>(body.examples.size()));
+  for (const BodySettings& body : scene.bodies)
+    examples_.push_back(static_cast<int>(body.method_keys.get<ShapeMatchingBody>().examples.size()));
   n_max_ = *std::max_element(examples_.begin(), examples_.end());
   if (n_max_ > 63) throw Error(scene.source_path + ": shape_matching takes at most 63 examples per body");
   components_ = 6 * std::max(1, n_max_);
@@ -38,7 +39,8 @@ ShapeMatching::ShapeMatching(const Scene& scene)
 }
 
 void ShapeMatching::count_groups(const Scene& scene) {
-  for (const BodySettings& body : scene.bodies) {
+  for (const BodySettings& settings : scene.bodies) {
+    const ShapeMatchingBody& body = settings.method_keys.get<ShapeMatchingBody>();
     if (body.groups == "per_region") {
       group_base_.push_back(-1);
       continue;

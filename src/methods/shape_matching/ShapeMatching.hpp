@@ -20,6 +20,7 @@
 #include "colliders/Collider.hpp"
 #include "decomposition/IdIndex.hpp"
 #include "methods/Method.hpp"
+#include "methods/shape_matching/ShapeMatchingSettings.hpp"
 
 namespace nendo {
 

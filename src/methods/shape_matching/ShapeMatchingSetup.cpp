@@ -39,7 +39,7 @@ BodyMesh load_body(MPI_Comm comm, const BodySettings& body, Real spacing) {
   std::string error;
   if (mpi::rank(comm) == 0) try {
       b.mesh = body_tet_mesh(body, spacing);
-      for (const ExampleSettings& example : body.examples)
+      for (const ExampleSettings& example : body.method_keys.get<ShapeMatchingBody>().examples)
         b.examples.push_back(example_shape(example, b.mesh));
     } catch (const Error& e) {
       error = e.what();
@@ -47,7 +47,7 @@ BodyMesh load_body(MPI_Comm comm, const BodySettings& body, Real spacing) {
   raise_collectively(comm, error);
   mpi::broadcast(b.mesh.vertices, 0, comm);
   mpi::broadcast(b.mesh.tets, 0, comm);
-  b.examples.resize(body.examples.size());
+  b.examples.resize(body.method_keys.get<ShapeMatchingBody>().examples.size());
   for (auto& x : b.examples) mpi::broadcast(x, 0, comm);
   return b;
 }
@@ -120,7 +120,8 @@ std::array<Real, 6> descriptor_scale(const ShapeMatchingSettings& settings) {
 // m_i = Σ ρ V_t / 4, m̃_i = m_i / |ℜ_i| with ℜ_i = N_i for 1-rings, A1) and the slabs' extent.
 struct BodySetup {
   const BodySettings& settings;
-  std::string where;  // "scene.yaml: bodies[b]" for errors
+  const ShapeMatchingBody& keys;  // the shape_matching keys of the body
+  std::string where;              // "scene.yaml: bodies[b]" for errors
   BodyMesh shape;
   Rings rings;
   Real density;
@@ -129,6 +130,7 @@ struct BodySetup {
 
   BodySetup(MPI_Comm comm, const Scene& scene, std::size_t b, Real density_)
       : settings(scene.bodies[b]),
+        keys(settings.method_keys.get<ShapeMatchingBody>()),
         where(fmt::format("{}: bodies[{}]", scene.source_path, b)),
         shape(load_body(comm, settings, scene.grid.dx / settings.particles_per_cell)),
         rings(rings_of(shape.mesh)),
@@ -147,8 +149,8 @@ struct BodySetup {
     share.resize(mass.size());
     for (std::size_t v = 0; v < mass.size(); ++v) share[v] = mass[v] / static_cast<Real>(rings.size(v));
     for (std::size_t v = 0; v < mass.size(); ++v) {
-      slab_lo = std::min(slab_lo, mesh.vertex(v)[settings.group_axis]);
-      slab_hi = std::max(slab_hi, mesh.vertex(v)[settings.group_axis]);
+      slab_lo = std::min(slab_lo, mesh.vertex(v)[keys.group_axis]);
+      slab_hi = std::max(slab_hi, mesh.vertex(v)[keys.group_axis]);
     }
   }
 
@@ -156,15 +158,15 @@ struct BodySetup {
   int examples() const { return static_cast<int>(shape.examples.size()); }
   // P6: the group of region v given the body's first group (−1: per-region groups).
   int group_of(std::size_t v, int base) const {
-    if (base < 0 || settings.groups != "slabs") return base;
-    const Real at = shape.mesh.vertex(v)[settings.group_axis];
-    const int slab = static_cast<int>((at - slab_lo) / (slab_hi - slab_lo) * settings.group_slabs);
-    return base + std::clamp(slab, 0, settings.group_slabs - 1);
+    if (base < 0 || keys.groups != "slabs") return base;
+    const Real at = shape.mesh.vertex(v)[keys.group_axis];
+    const int slab = static_cast<int>((at - slab_lo) / (slab_hi - slab_lo) * keys.group_slabs);
+    return base + std::clamp(slab, 0, keys.group_slabs - 1);
   }
   bool held(std::size_t v) const {
-    if (!settings.fixed) return false;
+    if (!keys.fixed) return false;
     for (int a = 0; a < 3; ++a)
-      if (shape.mesh.vertex(v)[a] < settings.fixed_min[a] || shape.mesh.vertex(v)[a] > settings.fixed_max[a])
+      if (shape.mesh.vertex(v)[a] < keys.fixed_min[a] || shape.mesh.vertex(v)[a] > keys.fixed_max[a])
         return false;
     return true;
   }
@@ -245,8 +247,8 @@ std::vector<Real> ShapeMatching::seed_vertex(const BodySetup& body, std::size_t 
                     body.where, v, region.count, capacity));
   const TetMesh& mesh = body.shape.mesh;
   ps.ids()[p] = id_base + v;
-  const Real* start = body.settings.initial_example > 0
-                          ? &body.shape.examples[body.settings.initial_example - 1][3 * v]
+  const Real* start = body.keys.initial_example > 0
+                          ? &body.shape.examples[body.keys.initial_example - 1][3 * v]
                           : mesh.vertex(v);
   std::copy_n(start, 3, ps.positions() + 3 * p);
   std::copy_n(mesh.vertex(v), 3, ps.real("rest") + 3 * p);

@@ -24,7 +24,7 @@ enum Stage { kNeighbours, kTransfer, kStress, kSolve, kMasters, kSlaves, kTopolo
 }  // namespace
 
 SlaveSph::SlaveSph(const Scene& scene)
-    : settings_(scene.slave_sph),
+    : settings_(scene.sections.get<SlaveSphSettings>()),
       gravity_(scene.gravity),
       d_(scene.grid.dx / scene.bodies.front().particles_per_cell),
       kernel_(d_),  // h = d (spec §3.14)

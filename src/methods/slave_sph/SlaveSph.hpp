@@ -17,6 +17,7 @@
 #include "methods/Method.hpp"
 #include "methods/mpm/materials/Materials.hpp"
 #include "methods/slave_sph/CubicSplineKernel.hpp"
+#include "methods/slave_sph/SlaveSphSettings.hpp"
 
 namespace nendo {
 

@@ -48,7 +48,6 @@ Real first_frequency() {
 }
 
 std::string beam_scene(int level, Real dt, Real end) {
-  register_fem_material_schemas();
   const std::string l = std::to_string(level);
   return "nendo: 1\nmethod: fem\ndimension: 3\ngravity: [0, 0, -9.81]\n"
          "time: {end: " +

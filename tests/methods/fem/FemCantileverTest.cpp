@@ -32,7 +32,6 @@ Real timoshenko_sag() {
 
 // The mean downward displacement of the nodes of the free end, on any rank count.
 Real tip_sag(int level) {
-  register_fem_material_schemas();
   const std::string scene =
       "nendo: 1\nmethod: fem\ndimension: 3\ngravity: [0, 0, -9.81]\n"
       "time: {end: 100, dt: 100, integrator: implicit}\ngrid: {dx: 0.45, block: 3}\n"
@@ -82,7 +81,6 @@ struct Level0Nodes {
 };
 
 Level0Nodes static_moderate_sag(int min_level, Real error_tolerance) {
-  register_fem_material_schemas();
   const std::string scene =
       "nendo: 1\nmethod: fem\ndimension: 3\ngravity: [0, 0, -9.81]\n"
       "time: {end: 600, dt: 100, integrator: implicit}\ngrid: {dx: 0.45, block: 3}\n"

@@ -49,7 +49,6 @@ struct BeamRun {
 };
 
 BeamRun run_beam(MPI_Comm comm, const std::string& preconditioner, int steps) {
-  register_fem_material_schemas();
   testing::MethodRun run(comm, kBeam, {"implicit.preconditioner=" + preconditioner});
   BeamRun out;
   for (int k = 0; k < steps; ++k) {
@@ -109,7 +108,6 @@ TEST(FemMultigrid, EndsWhereJacobiEndsWithAFractionOfTheKrylovIterations) {
 // level 2) and over two mesh levels. Measured 4.5-6.3 per Newton iteration (level 3, not run here:
 // 5.5-6.7).
 TEST(FemMultigrid, IterationsDoNotGrowWithTheStepOrTheResolution) {
-  register_fem_material_schemas();
   const std::string uniform =
       "nendo: 1\nmethod: fem\ndimension: 3\ngravity: [0, 0, -9.81]\n"
       "time: {end: 1, dt: 1.0e-3, integrator: implicit}\ngrid: {dx: 0.22, block: 3}\n"
@@ -140,7 +138,6 @@ TEST(FemMultigrid, IterationsDoNotGrowWithTheStepOrTheResolution) {
 // After the adaptive steps: the coarse matrix against PETSc's Galerkin product of the assembled
 // fine Hessian at the same linearisation point.
 TEST(FemMultigrid, CoarseOperatorIsTheGalerkinProductOfTheFineHessian) {
-  register_fem_material_schemas();
   testing::MethodRun run(MPI_COMM_WORLD, kBeam);
   run.advance(3);
   auto& fem = static_cast<HierarchicalFem&>(*run.method);

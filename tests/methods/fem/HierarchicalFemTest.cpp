@@ -25,7 +25,7 @@ struct Node {
 
 struct FemRun : testing::MethodRun {
   FemRun(MPI_Comm comm, const std::string& yaml, const std::vector<std::string>& overrides = {})
-      : MethodRun(comm, (register_fem_material_schemas(), yaml), overrides) {}
+      : MethodRun(comm, yaml, overrides) {}
   const HierarchicalFem& fem() const { return static_cast<const HierarchicalFem&>(*method); }
   std::vector<Node> gather() const {
     const ParticleSet& ps = space->particles();

@@ -36,6 +36,7 @@ MpmMaterial make_mpm_material(const MaterialSettings& settings) {
   return make_by_name(settings, static_cast<const MpmMaterial*>(nullptr));
 }
 
-void register_mpm_material_schemas() { register_all(static_cast<const MpmMaterial*>(nullptr)); }
+// The models register before main() (this library is linked whole: nendo_whole_archive in CMake).
+[[maybe_unused]] const bool registered = (register_all(static_cast<const MpmMaterial*>(nullptr)), true);
 
 }  // namespace nendo

@@ -96,8 +96,4 @@ void project_run(const Material& material, Real* F, Real* Jp, std::size_t begin,
   }
 }
 
-// register_material_model(T::schema()) for every T in MpmMaterial, in that order, so that scenes
-// may name them (and docs/scene-reference.md lists them). A second call does nothing.
-void register_mpm_material_schemas();
-
 }  // namespace nendo
