@@ -23,7 +23,7 @@ FemBackwardEuler::FemBackwardEuler(HierarchicalFem& fem, Space& space, Real dt)
       dt_(dt),
       mass_factor_(1 + fem.scene_.sections.get<FemSettings>().damping * dt) {
   const ParticleSet& own = space.particles();
-  const std::size_t n_own = fem_.n_own_, n = fem_.n_;
+  const std::size_t n_own = fem_.view_.owned(), n = fem_.view_.size();
   std::vector<char> active(n_own);
   for (std::size_t k = 0; k < n_own; ++k) active[k] = owned_free_regular(own, k);
   dofs_ = DofMap(space.comm(), active, 3);
@@ -42,8 +42,8 @@ FemBackwardEuler::FemBackwardEuler(HierarchicalFem& fem, Space& space, Real dt)
 }
 
 void FemBackwardEuler::spread(const Real* unknowns, std::vector<Real>& out) {
-  const std::size_t n_own = fem_.n_own_;
-  out.assign(3 * fem_.n_, 0.0);
+  const std::size_t n_own = fem_.view_.owned();
+  out.assign(3 * fem_.view_.size(), 0.0);
   for (PetscInt l = 0; l < dofs_.owned_nodes(); ++l)
     std::copy_n(unknowns + 3 * l, 3, &out[3 * dofs_.node(l)]);
   space_.halo().update_values(out.data(), 3, out.data() + 3 * n_own);
@@ -136,7 +136,8 @@ Real FemBackwardEuler::energy_change(const Real* d) {
   }
   Real x[4][3], moved[4][3];
   for (std::size_t i = 0; i < fem_.needed_.size(); ++i) {
-    if (static_cast<std::size_t>(fem_.needed_slots_[4 * i]) >= fem_.n_own_) continue;  // counted by its owner
+    if (static_cast<std::size_t>(fem_.needed_slots_[4 * i]) >= fem_.view_.owned())
+      continue;  // counted by its owner
     corner_values(i, x_, x);
     corner_values(i, scratch_, moved);
     for (int a = 0; a < 4; ++a)
@@ -208,7 +209,8 @@ void FemBackwardEuler::assemble(::Mat A) {
   }
   std::vector<Master> masters[4];
   for (std::size_t i = 0; i < fem_.needed_.size(); ++i) {
-    if (static_cast<std::size_t>(fem_.needed_slots_[4 * i]) >= fem_.n_own_) continue;  // its owner adds it
+    if (static_cast<std::size_t>(fem_.needed_slots_[4 * i]) >= fem_.view_.owned())
+      continue;  // its owner adds it
     const Index t = fem_.needed_[i];
     const Mat12 K = tangent(i);
     bool hanging = false;

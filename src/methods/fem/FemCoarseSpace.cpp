@@ -42,12 +42,12 @@ FemCoarseSpace::FemCoarseSpace(const HierarchicalFem& fem, Space& space, const D
 FemCoarseSpace::Level FemCoarseSpace::make_level(Space& space, int level,
                                                  const std::vector<std::int64_t>& fine_global) const {
   const TetHierarchy& h = fem_.model_->hierarchy;
-  const std::size_t n_own = fem_.n_own_;
+  const std::size_t n_own = fem_.view_.owned();
   std::vector<char> active(n_own);
   for (std::size_t k = 0; k < n_own; ++k)
-    active[k] = fine_global[k] >= 0 && h.node_level[static_cast<std::size_t>(fem_.ids_[k])] <= level;
+    active[k] = fine_global[k] >= 0 && h.node_level[static_cast<std::size_t>(fem_.view_.id(k))] <= level;
   Level out{DofMap(space.comm(), active, 3), {}};
-  std::vector<Real> global(fem_.n_, -1);  // exchanged as doubles: exact below 2^53
+  std::vector<Real> global(fem_.view_.size(), -1);  // exchanged as doubles: exact below 2^53
   for (std::size_t k = 0; k < n_own; ++k) global[k] = static_cast<Real>(out.dofs.global(k));
   space.halo().update_values(global.data(), 1, global.data() + n_own);
   out.global.assign(global.begin(), global.end());
@@ -66,7 +66,7 @@ FemCoarseSpace::Row FemCoarseSpace::row(std::size_t s, const std::vector<PetscIn
     return at;
   };
   std::vector<Master> masters;
-  for (Index end : fem_.model_->hierarchy.node_edge[static_cast<std::size_t>(fem_.ids_[s])]) {
+  for (Index end : fem_.model_->hierarchy.node_edge[static_cast<std::size_t>(fem_.view_.id(s))]) {
     const std::int32_t e = slot(end);
     if (e < 0) continue;
     if (coarse_global[static_cast<std::size_t>(e)] >= 0) {
@@ -84,7 +84,7 @@ FemCoarseSpace::Row FemCoarseSpace::row(std::size_t s, const std::vector<PetscIn
 // The fine level's rows of the owned unknowns, then the halo's by exchange (2 kWidth numbers each):
 // the Galerkin sum over a tet needs the rows of all its corners.
 void FemCoarseSpace::exchange_rows(Space& space) {
-  const std::size_t n_own = fem_.n_own_, n = fem_.n_;
+  const std::size_t n_own = fem_.view_.owned(), n = fem_.view_.size();
   const std::vector<PetscInt>& coarse = levels_[0].global;
   rows_.assign(n, Row{});
   for (PetscInt l = 0; l < fine_.owned_nodes(); ++l) rows_[fine_.node(l)] = row(fine_.node(l), coarse);
@@ -102,7 +102,7 @@ void FemCoarseSpace::exchange_rows(Space& space) {
 
 void FemCoarseSpace::expand(std::size_t s, Real w, std::vector<PetscInt>& columns,
                             std::vector<Real>& weights) const {
-  const auto node = static_cast<std::size_t>(fem_.ids_[s]);
+  const auto node = static_cast<std::size_t>(fem_.view_.id(s));
   if (fem_.status_[node] != NodeStatus::Hanging) {
     for (int i = 0; i < rows_[s].count; ++i)
       columns.push_back(rows_[s].column[i]), weights.push_back(w * rows_[s].weight[i]);
@@ -166,7 +166,8 @@ void FemCoarseSpace::assemble(::Mat A) {
   if (!tangents_) return;
   std::vector<int> corner, index;  // per expanded entry: its tet corner and its place in unique
   for (std::size_t i = 0; i < fem_.needed_.size(); ++i) {
-    if (static_cast<std::size_t>(fem_.needed_slots_[4 * i]) >= fem_.n_own_) continue;  // its owner adds it
+    if (static_cast<std::size_t>(fem_.needed_slots_[4 * i]) >= fem_.view_.owned())
+      continue;  // its owner adds it
     columns.clear(), weights.clear(), corner.clear();
     for (int a = 0; a < 4; ++a) {
       expand(static_cast<std::size_t>(fem_.needed_slots_[4 * i + a]), 1, columns, weights);

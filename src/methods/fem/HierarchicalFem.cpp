@@ -166,31 +166,23 @@ void HierarchicalFem::advance(Space& space, Real t, Real dt) {
 // The view: owned particles, then the halo copies.
 
 void HierarchicalFem::gather_view(Space& space) {
-  for (ParticleId id : ids_) slot_[id] = -1;
+  for (ParticleId id : view_.ids()) slot_[id] = -1;
+  for (Index n : made_in_view_) slot_[n] = -1;
+  made_in_view_.clear();
   slot_.resize(model_->hierarchy.node_count(), -1);
-  const ParticleSet& own = space.particles();
-  const ParticleSet& halo = space.halo().particles();
-  n_own_ = own.size();
-  n_ = n_own_ + halo.size();
-  ids_.resize(n_), x_.resize(3 * n_), v_.resize(3 * n_);
-  auto copy = [&](const ParticleSet& ps, std::size_t at) {
-    const std::size_t n = ps.size();
-    std::copy_n(ps.ids(), n, ids_.begin() + at);
-    std::copy_n(ps.positions(), 3 * n, x_.begin() + 3 * at);
-    std::copy_n(ps.real("velocity"), 3 * n, v_.begin() + 3 * at);
-  };
-  copy(own, 0);
-  copy(halo, n_own_);
-  for (std::size_t i = 0; i < n_; ++i) slot_[ids_[i]] = static_cast<std::int32_t>(i);
+  view_.assign(space.particles(), space.halo().particles());
+  view_.gather("position", x_);
+  view_.gather("velocity", v_);
+  for (std::size_t i = 0; i < view_.size(); ++i) slot_[view_.id(i)] = static_cast<std::int32_t>(i);
   hanging_.clear();
   hanging_masters_.clear();
   std::vector<fem::Master> masters;
-  for (std::size_t i = 0; i < n_; ++i) {
-    const auto n = static_cast<Index>(ids_[i]);
+  for (std::size_t i = 0; i < view_.size(); ++i) {
+    const auto n = static_cast<Index>(view_.id(i));
     if (status_[n] != NodeStatus::Hanging) continue;
     active_->masters(n, masters);
     if (masters.size() != 2 || slot_[masters[0].node] < 0 || slot_[masters[1].node] < 0) {
-      beyond_ += i < n_own_;  // an owned hanging node must follow its masters; a halo copy may not
+      beyond_ += i < view_.owned();  // an owned hanging node must follow its masters; a halo copy may not
       continue;
     }
     hanging_.push_back(n);
@@ -248,7 +240,7 @@ void HierarchicalFem::mark(std::vector<Index>& refine, std::vector<Index>& coars
   const FemSettings& fs = scene_.sections.get<FemSettings>();
   const auto evaluated_here = [&](Index t) {
     const std::int32_t s = slot_[h.corners[t][0]];
-    return s >= 0 && static_cast<std::size_t>(s) < n_own_;
+    return s >= 0 && static_cast<std::size_t>(s) < view_.owned();
   };
   Real x[4][3];
   const auto deformation_of = [&](Index t) {
@@ -329,11 +321,11 @@ void HierarchicalFem::recover_strains(Space& space) {
   const fem::TetHierarchy& h = model_->hierarchy;
   tet_strains_.resize(6 * needed_.size());
   strain_known_.assign(needed_.size(), 0);
-  recovered_.assign(6 * n_, 0.0);
+  recovered_.assign(6 * view_.size(), 0.0);
   Real x[4][3];
-  for (std::size_t k = 0; k < n_own_; ++k) {
+  for (std::size_t k = 0; k < view_.owned(); ++k) {
     const std::uint32_t begin = incidence_offset_[k], end = incidence_offset_[k + 1];
-    const int node_level = h.node_level[ids_[k]];
+    const int node_level = h.node_level[view_.id(k)];
     bool read = false;
     for (std::uint32_t e = begin; e < end && !read; ++e) {
       const int level = h.level[needed_[incidence_corner_[e] / 4]];
@@ -358,7 +350,7 @@ void HierarchicalFem::recover_strains(Space& space) {
     }
     for (int c = 0; c < 6; ++c) out[c] /= volume;
   }
-  space.halo().update_values(recovered_.data(), 6, recovered_.data() + 6 * n_own_);
+  space.halo().update_values(recovered_.data(), 6, recovered_.data() + 6 * view_.owned());
   interpolate_hanging(recovered_, 6);
 }
 
@@ -393,11 +385,11 @@ void HierarchicalFem::apply_changes(Space& space, const fem::ActiveSet::StepChan
     status_[n] = now;
     const std::int32_t s = slot_[n];
     if (now == NodeStatus::Inactive) {
-      if (s >= 0 && static_cast<std::size_t>(s) < n_own_) keep[static_cast<std::size_t>(s)] = false;
+      if (s >= 0 && static_cast<std::size_t>(s) < view_.owned()) keep[static_cast<std::size_t>(s)] = false;
       continue;
     }
     if (was != NodeStatus::Inactive) {
-      if (s >= 0 && static_cast<std::size_t>(s) < n_own_)
+      if (s >= 0 && static_cast<std::size_t>(s) < view_.owned())
         own.int32("status")[s] = static_cast<std::int32_t>(now);
       continue;
     }
@@ -407,7 +399,7 @@ void HierarchicalFem::apply_changes(Space& space, const fem::ActiveSet::StepChan
     const auto owned_or_made_here = [&](Index e, std::int32_t se) {
       const auto found = std::lower_bound(made.begin(), made.end(), e);
       if (found != made.end() && *found == e) return made_here[found - made.begin()] != 0;
-      return se >= 0 && static_cast<std::size_t>(se) < n_own_;
+      return se >= 0 && static_cast<std::size_t>(se) < view_.owned();
     };
     const bool mine = owned_or_made_here(a, sa);
     made.push_back(n);
@@ -417,8 +409,8 @@ void HierarchicalFem::apply_changes(Space& space, const fem::ActiveSet::StepChan
         throw CollectiveError("fem: the edge of new node " + std::to_string(n) + " reaches beyond the halo");
       continue;
     }
-    const std::size_t slot = ids_.size();
-    ids_.push_back(static_cast<ParticleId>(n));
+    const std::size_t slot = view_.size() + made_in_view_.size();
+    made_in_view_.push_back(n);
     for (int c = 0; c < 3; ++c) {
       x_.push_back(0.5 *
                    (x_[3 * static_cast<std::size_t>(sa) + c] + x_[3 * static_cast<std::size_t>(sb) + c]));
@@ -459,9 +451,10 @@ void HierarchicalFem::apply_changes(Space& space, const fem::ActiveSet::StepChan
 // hanging corner that k masters (its weight). The tets involved are the "needed" tets.
 void HierarchicalFem::build_incidence(Space& space) {
   // The same ids may be split differently into owned and halo (after a re-balance): compare both.
-  if (!topology_changed_ && ids_ == incidence_built_for_ && n_own_ == incidence_built_own_) return;
+  if (!topology_changed_ && view_.ids() == incidence_built_for_ && view_.owned() == incidence_built_own_)
+    return;
   const fem::TetHierarchy& h = model_->hierarchy;
-  std::vector<std::uint32_t> count(n_own_ + 1, 0);
+  std::vector<std::uint32_t> count(view_.owned() + 1, 0);
   struct Entry {
     std::uint32_t node, corner;
     Real weight;
@@ -482,7 +475,7 @@ void HierarchicalFem::build_incidence(Space& space) {
       }
       for (const fem::Master& m : masters) {
         const std::int32_t s = slot_[m.node];
-        if (s >= 0 && static_cast<std::size_t>(s) < n_own_)
+        if (s >= 0 && static_cast<std::size_t>(s) < view_.owned())
           entries.push_back(
               {static_cast<std::uint32_t>(s), 4 * index + static_cast<std::uint32_t>(a), m.weight});
       }
@@ -495,7 +488,7 @@ void HierarchicalFem::build_incidence(Space& space) {
     }
   }
   for (const Entry& e : entries) ++count[e.node + 1];
-  incidence_offset_.assign(n_own_ + 1, 0);
+  incidence_offset_.assign(view_.owned() + 1, 0);
   std::partial_sum(count.begin(), count.end(), incidence_offset_.begin());
   incidence_corner_.resize(entries.size());
   incidence_weight_.resize(entries.size());
@@ -506,7 +499,7 @@ void HierarchicalFem::build_incidence(Space& space) {
   }
   // Lumped masses (spec §6.3 "Masses"): ρ_T V_T / 4 per corner, hanging shares to the masters.
   Real* mass = space.particles().real("mass");
-  for (std::size_t k = 0; k < n_own_; ++k) {
+  for (std::size_t k = 0; k < view_.owned(); ++k) {
     Real m = 0;
     for (std::uint32_t i = incidence_offset_[k]; i < incidence_offset_[k + 1]; ++i) {
       const Index t = needed_[incidence_corner_[i] / 4];
@@ -515,8 +508,8 @@ void HierarchicalFem::build_incidence(Space& space) {
     mass[k] = m;
   }
   tet_forces_.resize(12 * needed_.size());
-  incidence_built_for_ = ids_;
-  incidence_built_own_ = n_own_;
+  incidence_built_for_ = view_.ids();
+  incidence_built_own_ = view_.owned();
   topology_changed_ = false;
   ++layout_;
 }
@@ -544,11 +537,11 @@ void HierarchicalFem::compute_forces(const std::vector<Real>& x_view, const std:
       fem::element_forces(rest, D, F, green, f);
     std::copy_n(&f[0][0], 12, &tet_forces_[12 * i]);
     const std::size_t s0 = static_cast<std::size_t>(needed_slots_[4 * i]);
-    if (s0 < n_own_ && slot_[h.corners[t][0]] == static_cast<std::int32_t>(s0))
+    if (s0 < view_.owned() && slot_[h.corners[t][0]] == static_cast<std::int32_t>(s0))
       energies_.push_back(fem::strain_energy(rest, D, green));
   }
-  force_.assign(3 * n_own_, 0.0);
-  for (std::size_t k = 0; k < n_own_; ++k)
+  force_.assign(3 * view_.owned(), 0.0);
+  for (std::size_t k = 0; k < view_.owned(); ++k)
     for (std::uint32_t e = incidence_offset_[k]; e < incidence_offset_[k + 1]; ++e) {
       const Real* fe = &tet_forces_[3 * incidence_corner_[e]];
       for (int c = 0; c < 3; ++c) force_[3 * k + c] += incidence_weight_[e] * fe[c];
@@ -565,7 +558,7 @@ void HierarchicalFem::integrate(Space& space, Real t, Real dt) {
   const std::int32_t* status = own.int32("status");
   const std::int32_t* fixed = own.int32("fixed");
   const Real damping = 1 / (1 + scene_.sections.get<FemSettings>().damping * dt);
-  for (std::size_t k = 0; k < n_own_; ++k) {
+  for (std::size_t k = 0; k < view_.owned(); ++k) {
     if (status[k] != static_cast<std::int32_t>(NodeStatus::Regular) || fixed[k]) continue;
     for (int c = 0; c < 3; ++c) {
       v[3 * k + c] = (v[3 * k + c] + dt * (force_[3 * k + c] / mass[k] + gravity_[c])) * damping;
@@ -583,7 +576,7 @@ void HierarchicalFem::collide(Space& space, Real t, Real dt) {
   Real* v = own.real("velocity");
   const std::int32_t* status = own.int32("status");
   const std::int32_t* fixed = own.int32("fixed");
-  for (std::size_t k = 0; k < n_own_; ++k) {
+  for (std::size_t k = 0; k < view_.owned(); ++k) {
     if (status[k] != static_cast<std::int32_t>(NodeStatus::Regular) || fixed[k]) continue;
     for (std::size_t o = 0; o < colliders_.size(); ++o) {
       const Collider& collider = colliders_[o];
@@ -601,14 +594,14 @@ void HierarchicalFem::collide(Space& space, Real t, Real dt) {
 // of the masters refreshed first), so that output and checkpoints hold a conforming mesh.
 void HierarchicalFem::follow_masters(Space& space) {
   ParticleSet& own = space.particles();
-  std::copy_n(own.positions(), 3 * n_own_, x_.begin());
-  std::copy_n(own.real("velocity"), 3 * n_own_, v_.begin());
-  space.halo().update_values(x_.data(), 3, x_.data() + 3 * n_own_);
-  space.halo().update_values(v_.data(), 3, v_.data() + 3 * n_own_);
+  std::copy_n(own.positions(), 3 * view_.owned(), x_.begin());
+  std::copy_n(own.real("velocity"), 3 * view_.owned(), v_.begin());
+  space.halo().update_values(x_.data(), 3, x_.data() + 3 * view_.owned());
+  space.halo().update_values(v_.data(), 3, v_.data() + 3 * view_.owned());
   place_hanging_nodes();
   for (fem::Index n : hanging_) {
     const auto s = static_cast<std::size_t>(slot_[n]);
-    if (s >= n_own_) continue;
+    if (s >= view_.owned()) continue;
     std::copy_n(&x_[3 * s], 3, own.positions() + 3 * s);
     std::copy_n(&v_[3 * s], 3, own.real("velocity") + 3 * s);
   }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "colliders/Collider.hpp"
+#include "decomposition/OwnedHaloView.hpp"
 #include "methods/Method.hpp"
 #include "methods/fem/ActiveSet.hpp"
 #include "methods/fem/FemModel.hpp"
@@ -93,9 +94,10 @@ class HierarchicalFem final : public Method {
   long refinements_ = 0, coarsenings_ = 0;
   Real level_energy_change_ = 0;  // kinetic energy the level changes added (spec §10 C9), summed
 
-  // The view: owned particles [0, n_own_), then the halo; slot_[node] is its index or −1.
-  std::size_t n_own_ = 0, n_ = 0;
-  std::vector<ParticleId> ids_;
+  // The view: owned particles, then the halo copies, then the nodes made in this step
+  // (apply_changes) until the view is gathered again; slot_[node] is a node's index or −1.
+  OwnedHaloView view_;
+  std::vector<fem::Index> made_in_view_;
   std::vector<Real> x_, v_;
   std::vector<std::int32_t> slot_;
   std::vector<fem::Index> hanging_;           // hanging nodes in the view

@@ -192,32 +192,19 @@ bool PbdPowder::emission_blocked(const Space& space, const pbd::Emitter& emitter
 // The combined view (owned, then halo copies) and the neighbour lists.
 
 void PbdPowder::gather(Space& space) {
-  const ParticleSet& own = space.particles();
-  const ParticleSet& halo = space.halo().particles();
-  n_own_ = own.size();
-  n_ = n_own_ + halo.size();
-  x_.assign(3 * n_, 0.0), v_.assign(3 * n_, 0.0), id_.resize(n_);
-  auto copy = [&](const ParticleSet& ps, std::size_t at) {
-    const Real* x = ps.positions();
-    const Real* v = ps.real("velocity");
-    for (std::size_t p = 0; p < ps.size(); ++p)
-      for (int a = 0; a < dimension_; ++a) {
-        x_[3 * (at + p) + a] = x[dimension_ * p + a];
-        v_[3 * (at + p) + a] = v[dimension_ * p + a];
-      }
-    std::copy_n(ps.ids(), ps.size(), id_.begin() + at);
-  };
-  copy(own, 0);
-  copy(halo, n_own_);
-  state_.assign(own.int32("state"), own.int32("state") + n_own_);
+  view_.assign(space.particles(), space.halo().particles());
+  view_.gather("position", x_, 3);
+  view_.gather("velocity", v_, 3);
+  const std::int32_t* state = space.particles().int32("state");
+  state_.assign(state, state + view_.owned());
 }
 
 // v += Δt_s g, clamped to 0.4 h/Δt_s (the cap that bounds a substep's motion), then p = x + Δt_s v:
 // owned and halo copies alike, from the same bits.
 void PbdPowder::predict(Real dt) {
   const Real cap = 0.4 * kernel_.h() / dt;
-  p_.resize(3 * n_);
-  for (std::size_t c = 0; c < n_; ++c) {
+  p_.resize(3 * view_.size());
+  for (std::size_t c = 0; c < view_.size(); ++c) {
     Real* v = &v_[3 * c];
     for (int a = 0; a < dimension_; ++a) v[a] += dt * gravity_[a];
     const Real speed = norm3(v);
@@ -257,10 +244,10 @@ void PbdPowder::neighbours_at(Space& space, std::vector<Real>& at, Real dt) {
 // rebuilds there too.
 Real PbdPowder::lists_moved(const Space& space, const std::vector<Real>& at) const {
   Real moved = 0;
-  if (space.layout_version() != verlet_layout_ || built_at_.size() != 3 * n_own_) {
+  if (space.layout_version() != verlet_layout_ || built_at_.size() != 3 * view_.owned()) {
     moved = std::numeric_limits<Real>::infinity();
   } else {
-    for (std::size_t i = 0; i < n_own_; ++i) {
+    for (std::size_t i = 0; i < view_.owned(); ++i) {
       const Real d[3] = {at[3 * i] - built_at_[3 * i], at[3 * i + 1] - built_at_[3 * i + 1],
                          at[3 * i + 2] - built_at_[3 * i + 2]};
       moved = std::max(moved, d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
@@ -276,7 +263,7 @@ Real PbdPowder::lists_moved(const Space& space, const std::vector<Real>& at) con
 // kMaxSkin h (longer lists cost more to filter than the rebuilds they save).
 void PbdPowder::build_lists(Space& space, const std::vector<Real>& at) {
   Real drift = 0;
-  for (std::size_t i = 0; i < n_own_; ++i) {
+  for (std::size_t i = 0; i < view_.owned(); ++i) {
     const Real d[3] = {at[3 * i] - x_[3 * i], at[3 * i + 1] - x_[3 * i + 1], at[3 * i + 2] - x_[3 * i + 2]};
     drift = std::max(drift, norm3(d));
   }
@@ -288,12 +275,12 @@ void PbdPowder::build_lists(Space& space, const std::vector<Real>& at) {
   // moves 0.4 h per substep, a compacting block 0.05 h). The skin sets the cell list's cells and
   // so the rows' order: step_move_ is kept in checkpoints.
   skin_ = step_move_ > 0 && room < 4 * step_move_ ? 0 : room;
-  std::vector<std::uint32_t> rows(n_own_), candidates(n_);
+  std::vector<std::uint32_t> rows(view_.owned()), candidates(view_.size());
   std::iota(rows.begin(), rows.end(), 0u);
   std::iota(candidates.begin(), candidates.end(), 0u);
-  verlet_.build(at.data(), id_.data(), rows, candidates, h + skin_, VerletList::Order::kCell);
+  verlet_.build(at.data(), view_.ids().data(), rows, candidates, h + skin_, VerletList::Order::kCell);
   new_frame_ = false;
-  built_at_.assign(at.begin(), at.begin() + 3 * n_own_);
+  built_at_.assign(at.begin(), at.begin() + 3 * view_.owned());
   if (pairs_mode_) find_bonds(space.particles());
   verlet_layout_ = space.layout_version();
   ++list_builds_;
@@ -351,9 +338,9 @@ void PbdPowder::substep(Space& space, Real t, Real dt) {
 void PbdPowder::project_constraints(Space& space, Real t, Real dt) {
   ParticleHalo& halo = space.halo();
   const std::size_t rows = verlet_.rows();
-  weights_.assign(kWeights * n_, 0.0);
-  dp_.assign(3 * n_own_, 0.0);
-  pushed_.assign(3 * n_own_, 0.0);
+  weights_.assign(kWeights * view_.size(), 0.0);
+  dp_.assign(3 * view_.owned(), 0.0);
+  pushed_.assign(3 * view_.owned(), 0.0);
   for (int it = 0; it < settings_.iterations; ++it) {
     // λ_i, and the contact and bond counts that scale the pair corrections (kWeights per particle)
     for (std::size_t r = 0; r < rows; ++r) {
@@ -370,20 +357,20 @@ void PbdPowder::project_constraints(Space& space, Real t, Real dt) {
       Real* dp = &dp_[3 * i];
       for (int a = 0; a < 3; ++a) dp[a] = summed ? rest.scale * rest.gradient[a] : 0;  // Eq. (6)
     }
-    halo.update_values(weights_.data(), kWeights, weights_.data() + kWeights * n_own_);
+    halo.update_values(weights_.data(), kWeights, weights_.data() + kWeights * view_.owned());
     for (std::size_t r = 0; r < rows; ++r) {
       const std::uint32_t i = verlet_.row(r);
       Real* dp = &dp_[3 * i];
       pbd::pair_corrections(params_, p_.data(), weights_.data(), kWeights, i, near_begin(r), near_end(r), dp);
       if (weights_[kWeights * i + 2] > 0) bond_correction(i, dp);
     }
-    for (std::size_t i = 0; i < n_own_; ++i) {
+    for (std::size_t i = 0; i < view_.owned(); ++i) {
       for (int a = 0; a < 3; ++a) p_[3 * i + a] += dp_[3 * i + a];
       collide(i, t, dt);
     }
     const bool last = it + 1 == settings_.iterations;
     if (!last || settings_.xsph > 0 || settings_.vorticity > 0 || settings_.friction > 0)
-      halo.update_values(p_.data(), 3, p_.data() + 3 * n_own_);
+      halo.update_values(p_.data(), 3, p_.data() + 3 * view_.owned());
   }
 }
 
@@ -426,8 +413,8 @@ void PbdPowder::collide(std::size_t i, Real t, Real dt) {
 // What held each owned particle up in this substep: the push its constraints and collisions gave
 // it, p − (x + Δt_s v) with v the predicted velocity, before friction between particles.
 void PbdPowder::measure_support(Real dt) {
-  support_.resize(3 * n_own_);
-  for (std::size_t k = 0; k < 3 * n_own_; ++k) support_[k] = p_[k] - x_[k] - dt * v_[k];
+  support_.resize(3 * view_.owned());
+  for (std::size_t k = 0; k < 3 * view_.owned(); ++k) support_[k] = p_[k] - x_[k] - dt * v_[k];
 }
 
 // Coulomb friction between particles (an extension, issue 28; the paper's powder has "high
@@ -450,7 +437,7 @@ void PbdPowder::particle_friction(Space& space, Real t, Real dt) {
     const Real r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
     return r2 < kernel_.h2() ? kernel_.w(r2) : Real(0);
   };
-  friction_.assign(3 * n_, 0.0);  // q_i = correction / Σ_j w_ij, owned then halo
+  friction_.assign(3 * view_.size(), 0.0);  // q_i = correction / Σ_j w_ij, owned then halo
   for (std::size_t r = 0; r < verlet_.rows(); ++r) {
     const std::uint32_t i = verlet_.row(r);
     if (state_[i] == kRest) continue;
@@ -474,8 +461,8 @@ void PbdPowder::particle_friction(Space& space, Real t, Real dt) {
     const Real removed = std::min(Real(1), settings_.friction * push / slip);
     for (int a = 0; a < 3; ++a) friction_[3 * i + a] = -removed * relative[a] / weight;
   }
-  space.halo().update_values(friction_.data(), 3, friction_.data() + 3 * n_own_);
-  dp_.assign(3 * n_own_, 0.0);
+  space.halo().update_values(friction_.data(), 3, friction_.data() + 3 * view_.owned());
+  dp_.assign(3 * view_.owned(), 0.0);
   for (std::size_t r = 0; r < verlet_.rows(); ++r) {
     const std::uint32_t i = verlet_.row(r);
     Real weight = 0, reaction[3] = {0, 0, 0};
@@ -486,12 +473,12 @@ void PbdPowder::particle_friction(Space& space, Real t, Real dt) {
     }
     for (int a = 0; a < 3; ++a) dp_[3 * i + a] = weight * friction_[3 * i + a] - reaction[a];
   }
-  for (std::size_t i = 0; i < n_own_; ++i) {
+  for (std::size_t i = 0; i < view_.owned(); ++i) {
     for (int a = 0; a < 3; ++a) p_[3 * i + a] += dp_[3 * i + a];
     collide(i, t, dt);
   }
   if (settings_.xsph > 0 || settings_.vorticity > 0)  // their pair terms read the halo's p
-    space.halo().update_values(p_.data(), 3, p_.data() + 3 * n_own_);
+    space.halo().update_values(p_.data(), 3, p_.data() + 3 * view_.owned());
 }
 
 // Lines 16-18: v = (p − x)/Δt_s (friction is in the positions), x = p.
@@ -499,7 +486,7 @@ void PbdPowder::update_velocities(Space& space, Real dt) {
   ParticleSet& ps = space.particles();
   Real* x = ps.positions();
   Real* v = ps.real("velocity");
-  for (std::size_t i = 0; i < n_own_; ++i) {
+  for (std::size_t i = 0; i < view_.owned(); ++i) {
     for (int a = 0; a < 3; ++a)
       v_[3 * i + a] = (p_[3 * i + a] - x_[3 * i + a]) / dt, x_[3 * i + a] = p_[3 * i + a];
     for (int a = 0; a < dimension_; ++a) {
@@ -509,7 +496,7 @@ void PbdPowder::update_velocities(Space& space, Real dt) {
   }
   if (measures_support()) {
     Real* support = ps.real("support");
-    for (std::size_t i = 0; i < n_own_; ++i)
+    for (std::size_t i = 0; i < view_.owned(); ++i)
       for (int a = 0; a < dimension_; ++a) support[dimension_ * i + a] += support_[3 * i + a] / dt;
   }
 }
@@ -519,11 +506,11 @@ void PbdPowder::update_velocities(Space& space, Real dt) {
 // ω_i = Σ_j (v_j − v_i) × ∇_{p_j} W_ij / ρ_0, f_i = ε (N × ω_i), N = η/|η|, η = Σ_j |ω_j| ∇W_ij / ρ_0.
 void PbdPowder::viscosity_and_vorticity(Space& space, Real dt) {
   ParticleHalo& halo = space.halo();
-  halo.update_values(v_.data(), 3, v_.data() + 3 * n_own_);
+  halo.update_values(v_.data(), 3, v_.data() + 3 * view_.owned());
   const Real inv_rho0 = 1 / params_.rest_density;
   const std::size_t rows = verlet_.rows();
-  dv_.assign(3 * n_own_, 0.0);
-  omega_.assign(3 * n_, 0.0);
+  dv_.assign(3 * view_.owned(), 0.0);
+  omega_.assign(3 * view_.size(), 0.0);
   auto pairs = [&](std::size_t r, auto&& body) {
     const std::uint32_t i = verlet_.row(r);
     for (const std::uint32_t* k = near_begin(r); k != near_end(r); ++k) {
@@ -546,7 +533,7 @@ void PbdPowder::viscosity_and_vorticity(Space& space, Real dt) {
       w_i[2] += vij[0] * g[1] - vij[1] * g[0];
     });
   if (settings_.vorticity > 0) {
-    halo.update_values(omega_.data(), 3, omega_.data() + 3 * n_own_);
+    halo.update_values(omega_.data(), 3, omega_.data() + 3 * view_.owned());
     for (std::size_t r = 0; r < rows; ++r) {
       Real eta[3] = {0, 0, 0};
       pairs(r, [&](std::uint32_t, std::uint32_t j, const Real* d, Real r2) {
@@ -563,7 +550,7 @@ void PbdPowder::viscosity_and_vorticity(Space& space, Real dt) {
     }
   }
   Real* v = space.particles().real("velocity");
-  for (std::size_t i = 0; i < n_own_; ++i)
+  for (std::size_t i = 0; i < view_.owned(); ++i)
     for (int a = 0; a < dimension_; ++a) v[dimension_ * i + a] += dv_[3 * i + a];
 }
 
@@ -655,17 +642,18 @@ void PbdPowder::transitions(Space& space, Real dt) {
 // Verlet row once per build (bonds change only between frames, and every frame builds): partners
 // beyond the row's reach are left out — they cannot come within h before the next build.
 void PbdPowder::find_bonds(const ParticleSet& owned) {
-  bond_offset_.assign(n_own_ + 1, 0), bond_partner_.clear(), bond_length_.clear();
+  bond_offset_.assign(view_.owned() + 1, 0), bond_partner_.clear(), bond_length_.clear();
   const ParticleId* bond = owned.uint64("bond");
   const Real* length = owned.real("bond_length");
-  std::vector<std::size_t> row_of(n_own_);
+  std::vector<std::size_t> row_of(view_.owned());
   for (std::size_t r = 0; r < verlet_.rows(); ++r) row_of[verlet_.row(r)] = r;
   std::vector<ParticleId> row_ids;  // the row's neighbour ids, contiguous for the searches
-  for (std::size_t i = 0; i < n_own_; ++i) {
+  for (std::size_t i = 0; i < view_.owned(); ++i) {
     if (state_[i] == kRest) {
       const std::size_t r = row_of[i];
       row_ids.clear();
-      for (const std::uint32_t* k = verlet_.begin(r); k != verlet_.end(r); ++k) row_ids.push_back(id_[*k]);
+      for (const std::uint32_t* k = verlet_.begin(r); k != verlet_.end(r); ++k)
+        row_ids.push_back(view_.id(*k));
       for (int b = 0; b < kMaxBonds; ++b) {
         const ParticleId partner = bond[kMaxBonds * i + b];
         if (partner == kNoBond) continue;
@@ -681,9 +669,9 @@ void PbdPowder::find_bonds(const ParticleSet& owned) {
 
 // This substep's bonds: those whose partner is within h at the predicted positions.
 void PbdPowder::select_bonds() {
-  active_offset_.assign(n_own_ + 1, 0), active_bond_.clear();
+  active_offset_.assign(view_.owned() + 1, 0), active_bond_.clear();
   const Real h2 = kernel_.h2();
-  for (std::size_t i = 0; i < n_own_; ++i) {
+  for (std::size_t i = 0; i < view_.owned(); ++i) {
     for (std::size_t b = bond_offset_[i]; b < bond_offset_[i + 1]; ++b) {
       const std::uint32_t j = bond_partner_[b];
       const Real d[3] = {p_[3 * i] - p_[3 * j], p_[3 * i + 1] - p_[3 * j + 1], p_[3 * i + 2] - p_[3 * j + 2]};
@@ -718,7 +706,9 @@ void PbdPowder::update_bonds(Space& space) {
   space.halo().update(own, {"state"});
   const std::int32_t* state = own.int32("state");
   const std::int32_t* halo_state = space.halo().particles().int32("state");
-  auto resting = [&](std::uint32_t c) { return (c < n_own_ ? state[c] : halo_state[c - n_own_]) == kRest; };
+  auto resting = [&](std::uint32_t c) {
+    return (c < view_.owned() ? state[c] : halo_state[c - view_.owned()]) == kRest;
+  };
   ParticleId* bond = own.uint64("bond");
   Real* length = own.real("bond_length");
   std::vector<std::pair<Real, std::uint32_t>> candidates;
@@ -741,19 +731,21 @@ void PbdPowder::update_bonds(Space& space) {
     for (int b = 0; b < kMaxBonds; ++b) {
       if (mine[b] == kNoBond) continue;
       const auto held = std::find_if(candidates.begin(), candidates.end(),
-                                     [&](const auto& c) { return id_[c.second] == mine[b]; });
+                                     [&](const auto& c) { return view_.id(c.second) == mine[b]; });
       if (held == candidates.end())
         mine[b] = kNoBond;
       else
         candidates.erase(held);
     }
     std::sort(candidates.begin(), candidates.end(), [&](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first < b.first : id_[a.second] < id_[b.second];
+      return a.first != b.first ? a.first < b.first : view_.id(a.second) < view_.id(b.second);
     });
     auto next = candidates.begin();
     for (int b = 0; b < kMaxBonds && next != candidates.end(); ++b)
-      if (mine[b] == kNoBond)  // held no closer than the contact distance, which would fight it
-        mine[b] = id_[next->second], lengths[b] = std::max(next->first, params_.contact_distance), ++next;
+      if (mine[b] == kNoBond) {  // held no closer than the contact distance, which would fight it
+        mine[b] = view_.id(next->second), lengths[b] = std::max(next->first, params_.contact_distance);
+        ++next;
+      }
   }
 }
 

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "colliders/Collider.hpp"
+#include "decomposition/OwnedHaloView.hpp"
 #include "decomposition/VerletList.hpp"
 #include "methods/Method.hpp"
 #include "methods/pbd_powder/Emitter.hpp"
@@ -103,12 +104,11 @@ class PbdPowder final : public Method {
   PowderCensus census_;
   StageClock clock_;
 
-  // Combined view of one substep: owned particles [0, n_own_), then the halo copies; 3 reals per
-  // position in 2D too (z = 0).
-  std::size_t n_own_ = 0, n_ = 0;
+  // Combined view of one substep: owned particles, then the halo copies; 3 reals per position in
+  // 2D too (z = 0).
+  OwnedHaloView view_;
   static constexpr int kWeights = 3;  // per particle: λ, contact count, bond count
   std::vector<Real> x_, v_, p_, weights_;
-  std::vector<ParticleId> id_;
   std::vector<std::int32_t> state_;  // owned
   // Verlet lists of the owned particles (reach h + skin_ at built_at_, kept across substeps and
   // frames while the layout they index is kept, see neighbours_at); this substep's neighbours

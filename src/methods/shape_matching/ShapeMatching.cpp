@@ -89,14 +89,15 @@ void ShapeMatching::advance(Space& space, Real t, Real dt) {
     check_reach(space);
   });
   clock_.time(kProject, [&] { project(space); });
-  clock_.time(kExchange,
-              [&] { space.halo().update_values(frames_.data(), kFrame, frames_.data() + kFrame * n_own_); });
+  clock_.time(kExchange, [&] {
+    space.halo().update_values(frames_.data(), kFrame, frames_.data() + kFrame * view_.owned());
+  });
   clock_.time(kIntegrate, [&] { integrate(space, t, dt); });
   clock_.time(kMigrate, [&] { space.migrate_if_moved(kKeptLayoutSlack); });
 }
 
 // ---------------------------------------------------------------------------------------------
-// The combined view: owned particles [0, n_own), then the halo copies.
+// The combined view: owned particles, then the halo copies.
 //
 // A layout (owners, order, halo copies) is kept however far vertices move (advance:
 // Space::migrate_if_moved with kKeptLayoutSlack): region members stay in it, because the halo
@@ -108,31 +109,19 @@ void ShapeMatching::advance(Space& space, Real t, Real dt) {
 
 void ShapeMatching::gather_local(Space& space) {
   if (space.layout_version() == layout_) {
-    ParticleHalo& halo = space.halo();
-    halo.update(space.particles(), {"position"});
-    std::copy_n(space.particles().positions(), 3 * n_own_, x_.begin());
-    std::copy_n(halo.particles().positions(), 3 * (n_ - n_own_), x_.begin() + 3 * n_own_);
+    space.halo().update(space.particles(), {"position"});
+    view_.gather("position", x_);
     kept_layout_ = true;
     return;
   }
   layout_ = space.layout_version();
   kept_layout_ = false;
-  const ParticleSet& own = space.particles();
-  const ParticleSet& halo = space.halo().particles();
-  n_own_ = own.size();
-  n_ = n_own_ + halo.size();
-  ids_.resize(n_), x_.resize(3 * n_), rest_.resize(3 * n_), centroid0_.resize(3 * n_), share_.resize(n_);
-  auto copy = [&](const ParticleSet& ps, std::size_t at) {
-    const std::size_t n = ps.size();
-    std::copy_n(ps.ids(), n, ids_.begin() + at);
-    std::copy_n(ps.positions(), 3 * n, x_.begin() + 3 * at);
-    std::copy_n(ps.real("rest"), 3 * n, rest_.begin() + 3 * at);
-    std::copy_n(ps.real("rest_centroid"), 3 * n, centroid0_.begin() + 3 * at);
-    std::copy_n(ps.real("mass_share"), n, share_.begin() + at);
-  };
-  copy(own, 0);
-  copy(halo, n_own_);
-  frames_.resize(kFrame * n_);
+  view_.assign(space.particles(), space.halo().particles());
+  view_.gather("position", x_);
+  view_.gather("rest", rest_);
+  view_.gather("rest_centroid", centroid0_);
+  view_.gather("mass_share", share_);
+  frames_.resize(kFrame * view_.size());
 }
 
 // Members of each owned region as combined indices, in the ring's id order. Particles keep their
@@ -142,15 +131,14 @@ void ShapeMatching::build_rings(const Space& space) {
   beyond_ = 0;
   if (kept_layout_) return;
   // The same ids may be split differently into owned and halo (after a re-balance): compare both.
-  if (ids_ == ring_built_for_ && n_own_ == ring_built_own_) return;
-  index_.build(ids_.data(), n_);
+  if (view_.ids() == ring_built_for_ && view_.owned() == ring_built_own_) return;
   const std::int32_t* ring = space.particles().int32("ring");
   const int capacity = settings_.max_ring;
   ring_offset_.assign(1, 0);
   ring_member_.clear();
-  for (std::size_t r = 0; r < n_own_; ++r) {
+  for (std::size_t r = 0; r < view_.owned(); ++r) {
     for (int k = 0; k < capacity && ring[capacity * r + k] >= 0; ++k) {
-      const std::uint32_t c = index_.find(static_cast<ParticleId>(ring[capacity * r + k]));
+      const std::uint32_t c = view_.find(static_cast<ParticleId>(ring[capacity * r + k]));
       if (c == IdIndex::kAbsent)
         ++beyond_;
       else
@@ -158,8 +146,8 @@ void ShapeMatching::build_rings(const Space& space) {
     }
     ring_offset_.push_back(static_cast<std::uint32_t>(ring_member_.size()));
   }
-  ring_built_for_ = beyond_ == 0 ? ids_ : std::vector<ParticleId>{};
-  ring_built_own_ = n_own_;
+  ring_built_for_ = beyond_ == 0 ? view_.ids() : std::vector<ParticleId>{};
+  ring_built_own_ = view_.owned();
 }
 
 // The halo holds every particle within one cell of the owned blocks, so a member is certain to be
@@ -182,8 +170,8 @@ void ShapeMatching::fit_regions(Space& space) {
   const Real reach = space.geometry().dx;
   Real* last_rotation = space.particles().real("rotation");
   Real* fit_rotation = fits_rotation() ? space.particles().real("fit_rotation") : nullptr;
-  rotation_.resize(9 * n_own_);
-  for (std::size_t r = 0; r < n_own_; ++r) {
+  rotation_.resize(9 * view_.owned());
+  for (std::size_t r = 0; r < view_.owned(); ++r) {
     const std::uint32_t* member = &ring_member_[ring_offset_[r]];
     const std::size_t count = ring_offset_[r + 1] - ring_offset_[r];
     Real mass = 0, c[3] = {0, 0, 0};
@@ -251,7 +239,7 @@ void ShapeMatching::project(Space& space) {
     terms_.resize(static_cast<std::size_t>(groups_) * n_max_);
     for (auto& column : terms_) column.clear();
     Real w[64];
-    for (std::size_t r = 0; r < n_own_; ++r) {
+    for (std::size_t r = 0; r < view_.owned(); ++r) {
       if (group[r] < 0) continue;
       const int n = examples_[body[r]];
       least_squares(r, n, w);
@@ -259,7 +247,7 @@ void ShapeMatching::project(Space& space) {
     }
     group_w = reproducible_sums(space.comm(), terms_);
   }
-  for (std::size_t r = 0; r < n_own_; ++r) {
+  for (std::size_t r = 0; r < view_.owned(); ++r) {
     const int n = examples_[body[r]];
     Real w[64], W[65];
     if (group[r] >= 0)
@@ -287,7 +275,7 @@ void ShapeMatching::integrate(Space& space, Real t, Real dt) {
   Real* v = ps.real("velocity");
   const std::int32_t* fixed = ps.int32("fixed");
   const Real alpha = settings_.alpha, keep = 1 - settings_.damping;
-  for (std::size_t i = 0; i < n_own_; ++i) {
+  for (std::size_t i = 0; i < view_.owned(); ++i) {
     if (fixed[i]) {
       std::fill_n(v + 3 * i, 3, 0.0);
       continue;

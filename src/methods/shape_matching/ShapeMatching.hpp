@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "colliders/Collider.hpp"
-#include "decomposition/IdIndex.hpp"
+#include "decomposition/OwnedHaloView.hpp"
 #include "methods/Method.hpp"
 #include "methods/shape_matching/ShapeMatchingSettings.hpp"
 
@@ -73,14 +73,12 @@ class ShapeMatching final : public Method {
   StageClock clock_;
 
   // Combined view of this step: owned particles, then the halo copies.
-  std::size_t n_own_ = 0, n_ = 0;
-  std::vector<ParticleId> ids_, ring_ids_;
+  OwnedHaloView view_;
   std::vector<Real> x_, rest_, share_, centroid0_;
   // Owned regions: members as combined indices (CSR, id order), rebuilt when the order changed.
   std::vector<std::uint32_t> ring_offset_, ring_member_;
-  std::vector<ParticleId> ring_built_for_;  // ids_ when the CSR was built
-  std::size_t ring_built_own_ = 0;          // n_own_ then
-  IdIndex index_;
+  std::vector<ParticleId> ring_built_for_;    // the view's ids when the CSR was built
+  std::size_t ring_built_own_ = 0;            // its owned count then
   std::uint64_t layout_ = ~std::uint64_t{0};  // Space::layout_version() of the combined view
   bool kept_layout_ = false;                  // this step kept the last step's layout
   long beyond_ = 0;  // region members missing or beyond the halo's reach in this step

@@ -78,56 +78,45 @@ int SlaveSph::material_of(std::size_t c) const { return material_[c]; }
 Real SlaveSph::slave_volume(std::size_t c) const { return volume_[c]; }
 
 // ---------------------------------------------------------------------------------------------
-// The combined view: owned particles [0, n_own), then the halo copies.
+// The combined view: owned particles, then the halo copies.
 
 void SlaveSph::gather_local(Space& space) {
-  const ParticleSet& own = space.particles();
-  const ParticleSet& halo = space.halo().particles();
-  n_own_ = own.size();
-  n_ = n_own_ + halo.size();
-  x_.resize(3 * n_), v_.resize(3 * n_), F_.resize(9 * n_);
-  mass_.resize(n_), volume_.resize(n_), Jp_.resize(n_), id_.resize(n_);
-  kind_.resize(n_), material_.resize(n_), body_.resize(n_);
-  alive_.assign(n_, 1);
-  auto copy = [&](const ParticleSet& ps, std::size_t at) {
-    const std::size_t n = ps.size();
-    copy_moving_fields(ps, at);
-    std::copy_n(ps.real("mass"), n, mass_.begin() + at);
-    std::copy_n(ps.real("volume"), n, volume_.begin() + at);
-    std::copy_n(ps.ids(), n, id_.begin() + at);
-    std::copy_n(ps.int32("kind"), n, kind_.begin() + at);
-    std::copy_n(ps.int32("material"), n, material_.begin() + at);
-    std::copy_n(ps.int32("body"), n, body_.begin() + at);
-    if (!plastic_) std::fill_n(Jp_.begin() + at, n, 1.0);
-  };
-  copy(own, 0);
-  copy(halo, n_own_);
+  view_.assign(space.particles(), space.halo().particles());
+  gather_moving_fields();
+  view_.gather("mass", mass_);
+  view_.gather("volume", volume_);
+  view_.gather("kind", kind_);
+  view_.gather("material", material_);
+  view_.gather("body", body_);
+  if (!plastic_) Jp_.assign(view_.size(), 1.0);
+  alive_.assign(view_.size(), 1);
 }
 
-// The fields a step changes, of the particles of ps, to the combined view from index at.
-void SlaveSph::copy_moving_fields(const ParticleSet& ps, std::size_t at) {
-  const std::size_t n = ps.size();
-  std::copy_n(ps.positions(), 3 * n, x_.begin() + 3 * at);
-  std::copy_n(ps.real("velocity"), 3 * n, v_.begin() + 3 * at);
-  std::copy_n(ps.real("F"), 9 * n, F_.begin() + 9 * at);
-  if (plastic_) std::copy_n(ps.real("Jp"), n, Jp_.begin() + at);
+// The fields a step changes, those a kept layout sends to the halo copies.
+std::vector<std::string> SlaveSph::moving_fields() const {
+  std::vector<std::string> fields = {"position", "velocity", "F"};
+  if (plastic_) fields.push_back("Jp");
+  return fields;
+}
+
+void SlaveSph::gather_moving_fields() {
+  view_.gather("position", x_);
+  view_.gather("velocity", v_);
+  view_.gather("F", F_);
+  if (plastic_) view_.gather("Jp", Jp_);
 }
 
 // The start of a step: a new layout (migration, restart, load balance) gathers everything; a kept
-// one refreshes the halo copies' fields that change in a step and copies those.
+// one refreshes the halo copies' fields that change in a step and gathers those.
 void SlaveSph::refresh_local(Space& space) {
   if (space.layout_version() != layout_) {
-    space.halo();
     gather_local(space);
     layout_ = space.layout_version();
     return;
   }
-  std::vector<std::string> fields = {"position", "velocity", "F"};
-  if (plastic_) fields.push_back("Jp");
-  space.halo().update(space.particles(), fields);
-  alive_.assign(n_, 1);
-  copy_moving_fields(space.particles(), 0);
-  copy_moving_fields(space.halo().particles(), n_own_);
+  space.halo().update(space.particles(), moving_fields());
+  alive_.assign(view_.size(), 1);
+  gather_moving_fields();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -138,10 +127,10 @@ void SlaveSph::delete_crowded_slaves(Space& space) {
   const Real reach = settings_.delete_distance * kernel_.h();
   if (reach <= 0) return;
   std::vector<std::uint32_t> slaves;
-  for (std::uint32_t c = 0; c < n_; ++c)
+  for (std::uint32_t c = 0; c < view_.size(); ++c)
     if (kind_[c] == kSlave) slaves.push_back(c);
   CellList fine;
-  fine.build(x_.data(), id_.data(), slaves, reach);
+  fine.build(x_.data(), view_.ids().data(), slaves, reach);
   // Pairs closer than reach, each as (older, younger).
   std::vector<std::pair<std::uint32_t, std::uint32_t>> close;
   CellList::Range around[9];
@@ -151,24 +140,25 @@ void SlaveSph::delete_crowded_slaves(Space& space) {
       for (const CellList::Range& r : around)
         for (std::uint32_t k = r.begin; k < r.end; ++k) {
           const std::uint32_t t = *fine.item(k);
-          if (id_[t] > id_[*s] && distance2(&x_[3 * *s], &x_[3 * t]) < reach * reach)
+          if (view_.id(t) > view_.id(*s) && distance2(&x_[3 * *s], &x_[3 * t]) < reach * reach)
             close.push_back({*s, t});
         }
   }
-  std::vector<Real> dead(n_, 0.0);
+  std::vector<Real> dead(view_.size(), 0.0);
   if (!close.empty()) {
     std::sort(close.begin(), close.end(), [&](const auto& a, const auto& b) {
-      return id_[a.first] != id_[b.first] ? id_[a.first] < id_[b.first] : id_[a.second] < id_[b.second];
+      return view_.id(a.first) != view_.id(b.first) ? view_.id(a.first) < view_.id(b.first)
+                                                    : view_.id(a.second) < view_.id(b.second);
     });
     for (const auto& [older, younger] : close)
       if (dead[older] == 0) dead[younger] = 1;  // an older slave that is itself deleted deletes nothing
   }
-  space.halo().update_values(dead.data(), 1, dead.data() + n_own_);
+  space.halo().update_values(dead.data(), 1, dead.data() + view_.owned());
   std::uint64_t count = 0;
-  for (std::size_t c = 0; c < n_; ++c)
+  for (std::size_t c = 0; c < view_.size(); ++c)
     if (dead[c] != 0) {
       alive_[c] = 0;
-      if (c < n_own_) dead_owned_[c] = 1, ++count;
+      if (c < view_.owned()) dead_owned_[c] = 1, ++count;
     }
   events_.deleted += count;
 }
@@ -180,15 +170,15 @@ void SlaveSph::delete_crowded_slaves(Space& space) {
 void SlaveSph::build_candidates() {
   const bool own_slaves = settings_.slaves;
   std::vector<std::uint32_t> masters, slaves;
-  for (std::uint32_t c = 0; c < n_; ++c) {
+  for (std::uint32_t c = 0; c < view_.size(); ++c) {
     if (kind_[c] == kMaster) masters.push_back(c);
     if (own_slaves ? kind_[c] == kSlave : kind_[c] == kMaster) slaves.push_back(c);
   }
-  candidates_.build(x_.data(), id_.data(), masters, slaves, kernel_.support() + skin_);
+  candidates_.build(x_.data(), view_.ids().data(), masters, slaves, kernel_.support() + skin_);
   candidate_rows_.resize(candidates_.rows());
   for (std::uint32_t r = 0; r < candidate_rows_.size(); ++r) candidate_rows_[r] = r;
   std::sort(candidate_rows_.begin(), candidate_rows_.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return id_[candidates_.row(a)] < id_[candidates_.row(b)];
+    return view_.id(candidates_.row(a)) < view_.id(candidates_.row(b));
   });
   ++rebuilds_;
 }
@@ -198,7 +188,7 @@ void SlaveSph::build_candidates() {
 void SlaveSph::find_neighbours() {
   const bool own_slaves = settings_.slaves;
   slaves_.clear();
-  for (std::uint32_t c = 0; c < n_own_; ++c)
+  for (std::uint32_t c = 0; c < view_.owned(); ++c)
     if (alive_[c] && (own_slaves ? kind_[c] == kSlave : kind_[c] == kMaster)) slaves_.push_back(c);
   row_master_.clear(), row_offset_.assign(1, 0), pair_slave_.clear(), pair_w_.clear(), pair_g_.clear();
   const Real r2max = kernel_.support_squared();
@@ -209,13 +199,13 @@ void SlaveSph::find_neighbours() {
   };
   for (const std::uint32_t r : candidate_rows_) {
     const std::uint32_t m = candidates_.row(r);
-    const bool owned = m < n_own_;
+    const bool owned = m < view_.owned();
     const Real* xm = &x_[3 * m];
     bool self = own_slaves || !owned;  // without slaves an owned master is also its own slave
     for (const std::uint32_t* p = candidates_.begin(r); p != candidates_.end(r); ++p) {
       const std::uint32_t s = *p;
-      if ((!owned && s >= n_own_) || !alive_[s]) continue;
-      if (!self && id_[s] > id_[m]) add(m, 0, 0, 0, 0), self = true;
+      if ((!owned && s >= view_.owned()) || !alive_[s]) continue;
+      if (!self && view_.id(s) > view_.id(m)) add(m, 0, 0, 0, 0), self = true;
       const Real* xs = &x_[3 * s];
       const Real dx = xs[0] - xm[0], dy = xs[1] - xm[1], dz = xs[2] - xm[2];
       const Real r2 = dx * dx + dy * dy + dz * dz;
@@ -232,7 +222,7 @@ void SlaveSph::find_neighbours() {
 // S0: each owned master's Σ_s W_sm and G_m = Σ_s g_sm, sent to its halo copies; then the zero-sum
 // weights g̃_sm = g_sm − W_sm G_m / Σ_s W_sm (Eq. 11R) in place, in every row.
 void SlaveSph::exchange_master_sums(Space& space) {
-  sums_.assign(4 * n_, 0.0);
+  sums_.assign(4 * view_.size(), 0.0);
   for (std::size_t r = 0; r < row_master_.size(); ++r) {
     if (!owned_row(r)) continue;
     Real* s = &sums_[4 * row_master_[r]];
@@ -242,7 +232,7 @@ void SlaveSph::exchange_master_sums(Space& space) {
     }
   }
   if (settings_.gradient != "zero_sum") return;
-  space.halo().update_values(sums_.data(), 4, sums_.data() + 4 * n_own_);
+  space.halo().update_values(sums_.data(), 4, sums_.data() + 4 * view_.owned());
   for (std::size_t r = 0; r < row_master_.size(); ++r) {
     const Real* s = &sums_[4 * row_master_[r]];
     if (s[0] <= 0) continue;
@@ -259,14 +249,14 @@ void SlaveSph::exchange_master_sums(Space& space) {
 // Σ_m m_m W_sm into slave_mass_ and Σ_m m_m W_sm v_m into hs_ for every owned slave (combined
 // indices), v per combined master; summed over the rows, so in master id order.
 void SlaveSph::splat_masses(const std::vector<Real>& v) {
-  slave_mass_.assign(n_, 0.0), hs_.assign(3 * n_, 0.0);
+  slave_mass_.assign(view_.size(), 0.0), hs_.assign(3 * view_.size(), 0.0);
   for (std::size_t r = 0; r < row_master_.size(); ++r) {
     const std::uint32_t m = row_master_[r];
     const Real mass = mass_[m];
     const Real* vm = &v[3 * m];
     for (std::size_t k = row_offset_[r]; k < row_offset_[r + 1]; ++k) {
       const std::uint32_t s = pair_slave_[k];
-      if (s >= n_own_) continue;
+      if (s >= view_.owned()) continue;
       const Real mw = mass * pair_w_[k];
       slave_mass_[s] += mw;
       for (int a = 0; a < 3; ++a) hs_[3 * s + a] += mw * vm[a];
@@ -281,8 +271,8 @@ void SlaveSph::interpolated(std::size_t c, Real* v) const {
 }
 
 void SlaveSph::splat_to_slaves(const Vec3& gravity_dv) {
-  vm_.resize(3 * n_);
-  for (std::size_t c = 0; c < n_; ++c)
+  vm_.resize(3 * view_.size());
+  for (std::size_t c = 0; c < view_.size(); ++c)
     for (int a = 0; a < 3; ++a) vm_[3 * c + a] = kind_[c] == kMaster ? v_[3 * c + a] + gravity_dv[a] : 0.0;
   const std::size_t ns = slaves_.size();
   ms_.assign(ns, 0.0), vn_.assign(3 * ns, 0.0);
@@ -299,8 +289,8 @@ void SlaveSph::splat_to_slaves(const Vec3& gravity_dv) {
 // for the preconditioner only).
 
 void SlaveSph::master_stresses() {
-  tau_.assign(9 * n_, 0.0);
-  for (std::size_t c = 0; c < n_; ++c) {
+  tau_.assign(9 * view_.size(), 0.0);
+  for (std::size_t c = 0; c < view_.size(); ++c) {
     if (kind_[c] != kMaster) continue;
     const Mat<3> F = Eigen::Map<const RowMat3>(&F_[9 * c]);
     const Real jp = Jp_[c];
@@ -331,12 +321,12 @@ void SlaveSph::hessian_product(Space& space, Real beta_dt2, const Real* u, Real*
     for (int a = 0; a < 3; ++a) to[a] = u[3 * i + a];
     if (constrained_[i]) project_free(i, to);
   }
-  space.halo().update_values(vs_.data(), 3, vs_.data() + 3 * n_own_);
+  space.halo().update_values(vs_.data(), 3, vs_.data() + 3 * view_.owned());
   // Raw pointers: the compiler cannot tell the scatter's stores from the members' data pointers.
   const std::uint32_t* __restrict slave = pair_slave_.data();
   const Real* __restrict gradient = pair_g_.data();
   const Real* __restrict vs = vs_.data();
-  const std::uint32_t own = static_cast<std::uint32_t>(n_own_);
+  const std::uint32_t own = static_cast<std::uint32_t>(view_.owned());
   for (std::size_t r = 0; r < row_master_.size(); ++r) {
     const std::uint32_t c = row_master_[r];
     if (c >= own) continue;
@@ -351,9 +341,9 @@ void SlaveSph::hessian_product(Space& space, Real beta_dt2, const Real* u, Real*
     const Mat<3> dP = hessian_[r].apply(Eigen::Map<const RowMat3>(G) * F);
     Eigen::Map<RowMat3>(q_.data() + 9 * c) = volume_[c] * dP * F.transpose();
   }
-  space.halo().update_values(q_.data(), 9, q_.data() + 9 * n_own_);
-  if (hs_.size() < 3 * n_) hs_.resize(3 * n_);
-  std::fill(hs_.begin(), hs_.begin() + 3 * n_own_, 0.0);
+  space.halo().update_values(q_.data(), 9, q_.data() + 9 * view_.owned());
+  if (hs_.size() < 3 * view_.size()) hs_.resize(3 * view_.size());
+  std::fill(hs_.begin(), hs_.begin() + 3 * view_.owned(), 0.0);
   Real* __restrict hs = hs_.data();
   const Real* __restrict q = q_.data();
   for (std::size_t r = 0; r < row_master_.size(); ++r) {
@@ -433,14 +423,14 @@ void SlaveSph::block_forms(const ElasticHessian<3>& H, const Mat<3>& F, Real vol
 
 void SlaveSph::block_preconditioner(Real beta_dt2) {
   static constexpr int kA[6] = {0, 1, 2, 0, 0, 1}, kC[6] = {0, 1, 2, 1, 2, 2};  // symmetric entries
-  hs_.assign(6 * n_, 0.0);  // per owned slave, the entries kA/kC of Σ_m ĝᵀ K^ac ĝ
+  hs_.assign(6 * view_.size(), 0.0);  // per owned slave, the entries kA/kC of Σ_m ĝᵀ K^ac ĝ
   for (std::size_t r = 0; r < row_master_.size(); ++r) {
     const std::size_t m = row_master_[r];
     Real form[6][6];
     block_forms(hessian_[r], Eigen::Map<const RowMat3>(&F_[9 * m]), volume_[m], form);
     for (std::size_t k = row_offset_[r]; k < row_offset_[r + 1]; ++k) {
       const std::uint32_t s = pair_slave_[k];
-      if (s >= n_own_) continue;
+      if (s >= view_.owned()) continue;
       const Real* g = &pair_g_[3 * k];  // ĝ_sm
       const Real gg[6] = {g[0] * g[0], g[1] * g[1], g[2] * g[2], g[0] * g[1], g[0] * g[2], g[1] * g[2]};
       Real* b = &hs_[6 * s];
@@ -539,7 +529,7 @@ void SlaveSph::contact_friction(Space& space, Real beta_dt2, const std::vector<R
   std::swap(mask, constrained_);
   hessian_product(space, beta_dt2, u_.data(), Au.data());
   std::swap(mask, constrained_);
-  friction_dv_.assign(3 * n_, 0.0);
+  friction_dv_.assign(3 * view_.size(), 0.0);
   for (std::size_t i = 0; i < ns; ++i) {
     if (constrained_[i] != 1 || ms_[i] <= 0) continue;
     const Collider& collider = colliders_[contact_collider_[i]];
@@ -554,7 +544,7 @@ void SlaveSph::contact_friction(Space& space, Real beta_dt2, const std::vector<R
     const Real scale = collider.friction_scale(std::sqrt(v_t_squared), j_n / ms_[i]);
     for (int a = 0; a < 3; ++a) friction_dv_[3 * slaves_[i] + a] = (scale - 1) * v_t[a];
   }
-  space.halo().update_values(friction_dv_.data(), 3, friction_dv_.data() + 3 * n_own_);
+  space.halo().update_values(friction_dv_.data(), 3, friction_dv_.data() + 3 * view_.owned());
 }
 
 // The collision response (S11) of velocity v of the slave or master at x: each collider in scene
@@ -608,12 +598,12 @@ void SlaveSph::solve_slave_velocities(Space& space, Real t, Real dt) {
   const std::size_t ns = slaves_.size();
   rhs_.assign(3 * ns, 0.0), u_.assign(3 * ns, 0.0), vstar_.assign(3 * ns, 0.0);
   friction_dv_.clear();
-  hs_.assign(3 * n_, 0.0);  // −Σ_m τ_m ĝ_sm per owned slave, in master id order
+  hs_.assign(3 * view_.size(), 0.0);  // −Σ_m τ_m ĝ_sm per owned slave, in master id order
   for (std::size_t r = 0; r < row_master_.size(); ++r) {
     const Real* tau = &tau_[9 * row_master_[r]];
     for (std::size_t k = row_offset_[r]; k < row_offset_[r + 1]; ++k) {
       const std::uint32_t s = pair_slave_[k];
-      if (s >= n_own_) continue;
+      if (s >= view_.owned()) continue;
       const Real* g = &pair_g_[3 * k];  // ĝ_sm
       Real* f = &hs_[3 * s];
       for (int a = 0; a < 3; ++a) f[a] -= tau[3 * a] * g[0] + tau[3 * a + 1] * g[1] + tau[3 * a + 2] * g[2];
@@ -628,7 +618,7 @@ void SlaveSph::solve_slave_velocities(Space& space, Real t, Real dt) {
     }
   }
   if (probe_) probe_transfers(space, dt);
-  vs_.assign(3 * n_, 0.0), q_.assign(9 * n_, 0.0);
+  vs_.assign(3 * view_.size(), 0.0), q_.assign(9 * view_.size(), 0.0);
   stats_ = SolverStats{};
   stats_.substeps = 1;
   if (settings_.beta > 0) {
@@ -702,12 +692,12 @@ void SlaveSph::solve_slave_velocities(Space& space, Real t, Real dt) {
     if (settings_.beta == 0) collide(&x_[3 * c], &u_[3 * i], t, dt);
     for (int a = 0; a < 3; ++a) vs_[3 * c + a] = u_[3 * i + a];
   }
-  space.halo().update_values(vs_.data(), 3, vs_.data() + 3 * n_own_);
+  space.halo().update_values(vs_.data(), 3, vs_.data() + 3 * view_.owned());
   if (settings_.blend == "flip") {  // the step's change of the slave velocities, Δv_s = v^{n+1}_s − v^n_s
-    dvs_.assign(3 * n_, 0.0);
+    dvs_.assign(3 * view_.size(), 0.0);
     for (std::size_t i = 0; i < ns; ++i)
       for (int a = 0; a < 3; ++a) dvs_[3 * slaves_[i] + a] = u_[3 * i + a] - vn_[3 * i + a];
-    space.halo().update_values(dvs_.data(), 3, dvs_.data() + 3 * n_own_);
+    space.halo().update_values(dvs_.data(), 3, dvs_.data() + 3 * view_.owned());
   }
 }
 
@@ -830,7 +820,7 @@ void SlaveSph::require_bounded_motion(Space& space, std::uint64_t runaway, Real 
 // S10: slaves move with the masters' new velocities, interpolated with the step's weights (22).
 void SlaveSph::advect_slaves(Space& space, Real dt) {
   if (!settings_.slaves) return;
-  space.halo().update_values(vm_.data(), 3, vm_.data() + 3 * n_own_);
+  space.halo().update_values(vm_.data(), 3, vm_.data() + 3 * view_.owned());
   ParticleSet& ps = space.particles();
   Real* x = ps.positions();
   Real* v = ps.real("velocity");
@@ -857,7 +847,7 @@ void SlaveSph::advance(Space& space, Real t, Real dt) {
   clock_.time(kNeighbours, [&] {
     const bool new_layout = space.layout_version() != layout_;
     refresh_local(space);
-    dead_owned_.assign(n_own_, 0);
+    dead_owned_.assign(view_.owned(), 0);
     if (settings_.slaves && settings_.deletion) delete_crowded_slaves(space);
     if (new_layout) build_candidates();
     find_neighbours();

@@ -9,10 +9,12 @@
 // slaves last across steps (a VerletList with a skin), and so does the layout
 // (Space::migrate_if_moved): between rebuilds a step refreshes the few halo fields that change.
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "colliders/Collider.hpp"
 #include "decomposition/CellList.hpp"
+#include "decomposition/OwnedHaloView.hpp"
 #include "decomposition/VerletList.hpp"
 #include "methods/Method.hpp"
 #include "methods/mpm/materials/Materials.hpp"
@@ -74,7 +76,8 @@ class SlaveSph final : public Method {
   // it after a new layout, the fields that change within a kept one.
   void gather_local(Space& space);
   void refresh_local(Space& space);
-  void copy_moving_fields(const ParticleSet& ps, std::size_t at);
+  std::vector<std::string> moving_fields() const;
+  void gather_moving_fields();
   void delete_crowded_slaves(Space& space);       // §3.12
   void build_candidates();                        // S0, at a new layout
   void find_neighbours();                         // S0
@@ -95,7 +98,7 @@ class SlaveSph final : public Method {
   void remove_dead(Space& space);
   void probe_transfers(Space& space, Real dt);
   void hessian_product(Space& space, Real beta_dt2, const Real* u, Real* y);  // (15R) with (S7)
-  bool owned_row(std::size_t r) const { return row_master_[r] < n_own_; }
+  bool owned_row(std::size_t r) const { return row_master_[r] < view_.owned(); }
   // Initialisation, spec §4.2.
   void build_adjacency(Space& space);       // I3
   void seed_slaves(Space& space);           // I2
@@ -136,9 +139,8 @@ class SlaveSph final : public Method {
   StageClock clock_;
 
   // Combined view (owned then halo), rebuilt every step.
-  std::size_t n_own_ = 0, n_ = 0;
+  OwnedHaloView view_;
   std::vector<Real> x_, v_, mass_, volume_, F_, Jp_;
-  std::vector<ParticleId> id_;
   std::vector<std::int32_t> kind_, material_, body_;
   std::vector<char> alive_;
   CellList cells_;

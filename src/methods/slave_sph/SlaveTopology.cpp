@@ -67,24 +67,23 @@ void SlaveSph::initialize(Space& space) {
 
 // I3: the masters of the same body within γ r (r = d/2) of each owned master, by id.
 void SlaveSph::build_adjacency(Space& space) {
-  space.halo();
   gather_local(space);
-  std::vector<std::uint32_t> items(n_);
-  for (std::uint32_t c = 0; c < n_; ++c) items[c] = c;
-  cells_.build(x_.data(), id_.data(), items, kernel_.support());
+  std::vector<std::uint32_t> items(view_.size());
+  for (std::uint32_t c = 0; c < view_.size(); ++c) items[c] = c;
+  cells_.build(x_.data(), view_.ids().data(), items, kernel_.support());
   const Real reach = settings_.gamma * 0.5 * d_;
   ParticleId* adjacent = space.particles().uint64("adjacent");
   int overfull = 0;
   CellList::Range around[9];
   std::vector<ParticleId> found;
-  for (std::uint32_t a = 0; a < n_own_; ++a) {
+  for (std::uint32_t a = 0; a < view_.owned(); ++a) {
     cells_.around_point(&x_[3 * a], around);
     found.clear();
     for (const CellList::Range& r : around)
       for (std::uint32_t k = r.begin; k < r.end; ++k) {
         const std::uint32_t b = *cells_.item(k);
         if (b != a && body_[b] == body_[a] && distance2(&x_[3 * a], &x_[3 * b]) < reach * reach)
-          found.push_back(id_[b]);
+          found.push_back(view_.id(b));
       }
     std::sort(found.begin(), found.end());
     if (found.size() > std::size_t(kMaxAdjacent)) overfull = 1;
@@ -106,7 +105,7 @@ void SlaveSph::seed_slaves(Space& space) {
   const Real reach2 = kernel_.support_squared();
   const int me = space.rank();
   std::vector<SeedPoint> points;
-  for (std::size_t c = 0; c < n_; ++c) {
+  for (std::size_t c = 0; c < view_.size(); ++c) {
     const Real* x = &x_[3 * c];
     std::int64_t lo[3], hi[3];
     for (int a = 0; a < 3; ++a) {
@@ -157,17 +156,16 @@ void SlaveSph::seed_slaves(Space& space) {
 // included), and the masters' rest volumes V⁰ = m / Σ_s m_s W_sm with m_s = V_s Σ_m m_m W_sm,
 // each body on its own particles. Without slaves the masters stand in for them (V_s = d³).
 void SlaveSph::compute_rest_volumes(Space& space) {
-  space.halo();
   gather_local(space);
   const bool own_slaves = settings_.slaves;
   auto is_slave = [&](std::uint32_t c) { return own_slaves ? kind_[c] == kSlave : kind_[c] == kMaster; };
-  std::vector<std::uint32_t> items(n_);
-  for (std::uint32_t c = 0; c < n_; ++c) items[c] = c;
-  cells_.build(x_.data(), id_.data(), items, kernel_.support());
+  std::vector<std::uint32_t> items(view_.size());
+  for (std::uint32_t c = 0; c < view_.size(); ++c) items[c] = c;
+  cells_.build(x_.data(), view_.ids().data(), items, kernel_.support());
   CellList::Range around[9];
-  std::vector<Real> slave_mass(n_, 0.0);
+  std::vector<Real> slave_mass(view_.size(), 0.0);
   Real density_max = 0;
-  for (std::uint32_t s = 0; s < n_own_; ++s) {
+  for (std::uint32_t s = 0; s < view_.owned(); ++s) {
     if (!is_slave(s)) continue;
     cells_.around_point(&x_[3 * s], around);
     Real m = 0, number = 0;
@@ -183,9 +181,9 @@ void SlaveSph::compute_rest_volumes(Space& space) {
     density_max = std::max(density_max, number);
   }
   MPI_Allreduce(&density_max, &n_max_, 1, MPI_DOUBLE, MPI_MAX, space.comm());
-  space.halo().update_values(slave_mass.data(), 1, slave_mass.data() + n_own_);
+  space.halo().update_values(slave_mass.data(), 1, slave_mass.data() + view_.owned());
   Real* volume = space.particles().real("volume");
-  for (std::uint32_t m = 0; m < n_own_; ++m) {
+  for (std::uint32_t m = 0; m < view_.owned(); ++m) {
     if (kind_[m] != kMaster) continue;
     cells_.around_point(&x_[3 * m], around);
     Real rho = 0;
@@ -212,15 +210,14 @@ void SlaveSph::compute_rest_volumes(Space& space) {
 void SlaveSph::insert_slaves(Space& space) {
   ParticleSet& ps = space.particles();
   space.halo().update(ps, {"position"});
-  std::copy_n(ps.positions(), 3 * n_own_, x_.begin());
-  std::copy_n(space.halo().particles().positions(), 3 * (n_ - n_own_), x_.begin() + 3 * n_own_);
+  view_.gather("position", x_);
 
   // Every master, owned or halo, is a row of the candidate lists, which are in id order.
   auto master_with_id = [&](ParticleId id) -> std::int64_t {
     const auto it =
         std::lower_bound(candidate_rows_.begin(), candidate_rows_.end(), id,
-                         [&](std::uint32_t r, ParticleId x) { return id_[candidates_.row(r)] < x; });
-    return it != candidate_rows_.end() && id_[candidates_.row(*it)] == id ? candidates_.row(*it) : -1;
+                         [&](std::uint32_t r, ParticleId x) { return view_.id(candidates_.row(r)) < x; });
+    return it != candidate_rows_.end() && view_.id(candidates_.row(*it)) == id ? candidates_.row(*it) : -1;
   };
   struct Pending {
     std::uint32_t a, b;
@@ -246,9 +243,9 @@ void SlaveSph::insert_slaves(Space& space) {
   if (total == 0) return;
 
   std::vector<std::uint32_t> slaves;
-  for (std::uint32_t c = 0; c < n_; ++c)
-    if (kind_[c] == kSlave && alive_[c] && !(c < n_own_ && dead_owned_[c])) slaves.push_back(c);
-  cells_.build(x_.data(), id_.data(), slaves, kernel_.support());
+  for (std::uint32_t c = 0; c < view_.size(); ++c)
+    if (kind_[c] == kSlave && alive_[c] && !(c < view_.owned() && dead_owned_[c])) slaves.push_back(c);
+  cells_.build(x_.data(), view_.ids().data(), slaves, kernel_.support());
   CellList::Range around[9];
   std::vector<Candidate> mine;
   for (const Pending& p : pending) {
@@ -266,10 +263,10 @@ void SlaveSph::insert_slaves(Space& space) {
       }
     if (nearest < 0) continue;
     Candidate c{};
-    c.low = std::min(id_[p.a], id_[p.b]);
-    c.high = std::max(id_[p.a], id_[p.b]);
-    c.direction = id_[p.a] > id_[p.b];
-    c.id = kInsertedBit | (id_[p.a] << 3) | ParticleId(p.slot);
+    c.low = std::min(view_.id(p.a), view_.id(p.b));
+    c.high = std::max(view_.id(p.a), view_.id(p.b));
+    c.direction = view_.id(p.a) > view_.id(p.b);
+    c.id = kInsertedBit | (view_.id(p.a) << 3) | ParticleId(p.slot);
     c.body = body_[p.b];
     for (int a = 0; a < 3; ++a) c.x[a] = (x_[3 * nearest + a] + 2 * xb[a]) / 3;  // (23), m = 2, n = 1
     c.owner = space.partition().owner(space.geometry().key_of(c.x));
