@@ -3,9 +3,10 @@
 # (jobs/examples/embed/). The shipped scenes, Catalyst scripts and tools go to share/nendo.
 include(CMakePackageConfigHelpers)
 
+# nendo_whole_archive libraries are an interface and its archive: both go (CMakeLists.txt).
 set(NENDO_LIBRARIES nendo_core nendo_mpi_time nendo_decomposition nendo_solvers nendo_io nendo_insitu
-                    nendo_scene nendo_mpm_materials nendo_colliders nendo_bodies nendo_fem nendo_methods
-                    nendo_app)
+                    nendo_scene nendo_mpm_materials nendo_mpm_materials_archive nendo_colliders
+                    nendo_colliders_archive nendo_bodies nendo_fem nendo_methods nendo_methods_archive nendo_app)
 set(NENDO_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/nendo)
 
 install(TARGETS nendo ${NENDO_LIBRARIES} EXPORT nendoTargets

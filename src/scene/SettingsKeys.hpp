@@ -131,9 +131,12 @@ class SettingsKeys {
   // The readers of the nested keys, filling `settings` (for the MapReader of its map).
   scene::NestedReaders nested(const scene::ReadContext& context, Settings& settings) const {
     scene::NestedReaders readers;
-    for (const auto& [name, read] : nested_)
-      readers.emplace(
-          name, [&read, &context, &settings](const scene::Cursor& value) { read(value, context, settings); });
+    for (const auto& entry : nested_) {
+      const NestedReader& read = entry.second;
+      readers.emplace(entry.first, [&read, &context, &settings](const scene::Cursor& value) {
+        read(value, context, settings);
+      });
+    }
     return readers;
   }
 
