@@ -4,7 +4,7 @@
 include(CMakePackageConfigHelpers)
 
 set(NENDO_LIBRARIES nendo_core nendo_mpi_time nendo_decomposition nendo_solvers nendo_io nendo_insitu
-                    nendo_scene nendo_mpm_materials nendo_colliders nendo_bodies nendo_fem nendo_methods
+                    nendo_scene nendo_materials nendo_colliders nendo_bodies nendo_fem nendo_methods
                     nendo_app)
 set(NENDO_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/nendo)
 
@@ -15,7 +15,8 @@ install(TARGETS nendo ${NENDO_LIBRARIES} EXPORT nendoTargets
 install(EXPORT nendoTargets NAMESPACE nendo:: DESTINATION ${NENDO_CMAKE_DIR})
 
 # Headers keep the folders they are included by: include/nendo/{core,decomposition,io,...}/.
-foreach(dir src/app src/bodies src/colliders src/core src/methods src/scene decomposition io solvers)
+foreach(dir src/app src/bodies src/colliders src/core src/materials src/methods src/scene decomposition io
+            solvers)
   get_filename_component(name ${dir} NAME)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/nendo/${name}
           FILES_MATCHING PATTERN "*.hpp")

@@ -9,7 +9,7 @@ namespace nendo {
 namespace {
 
 // Empty until the models register themselves: the MPM materials with
-// register_mpm_material_schemas() (src/methods/mpm/materials/Materials.hpp), each model's keys in
+// register_mpm_material_schemas() (src/materials/Materials.hpp), each model's keys in
 // its own file. Whatever parses scenes calls that first (src/app/main.cpp, the scene tests).
 std::vector<MaterialModelSchema>& registry() {
   static std::vector<MaterialModelSchema> models;

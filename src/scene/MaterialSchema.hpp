@@ -1,7 +1,7 @@
 #pragma once
 // The registry of material models a scene may name, with their parameters. The registry starts
 // empty: the models register their schemas (register_mpm_material_schemas() in
-// src/methods/mpm/materials/Materials.hpp) before any scene is parsed.
+// src/materials/Materials.hpp) before any scene is parsed.
 #include <string>
 #include <vector>
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "methods/fem/StvkMaterial.hpp"
-#include "methods/mpm/materials/Materials.hpp"
+#include "materials/Materials.hpp"
+#include "materials/StvkMaterial.hpp"
 #include "scene/SceneLoader.hpp"
 
 extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {

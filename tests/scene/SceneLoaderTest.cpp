@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "methods/fem/StvkMaterial.hpp"
-#include "methods/mpm/materials/Materials.hpp"
+#include "materials/Materials.hpp"
+#include "materials/StvkMaterial.hpp"
 #include "scene/MaterialSchema.hpp"
 #include "scene/SceneDiff.hpp"
 #include "scene/SceneLoader.hpp"

@@ -14,8 +14,8 @@
 #include "colliders/Collider.hpp"
 #include "decomposition/CellList.hpp"
 #include "decomposition/VerletList.hpp"
+#include "materials/Materials.hpp"
 #include "methods/Method.hpp"
-#include "methods/mpm/materials/Materials.hpp"
 #include "methods/slave_sph/CubicSplineKernel.hpp"
 
 namespace nendo {

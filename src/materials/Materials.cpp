@@ -1,4 +1,4 @@
-#include "methods/mpm/materials/Materials.hpp"
+#include "materials/Materials.hpp"
 
 #include <optional>
 #include <string>

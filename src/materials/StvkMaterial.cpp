@@ -1,11 +1,28 @@
-#include "methods/fem/StvkMaterial.hpp"
+#include "materials/StvkMaterial.hpp"
 
 #include <cmath>
 
-#include "methods/mpm/materials/ElasticParameters.hpp"
+#include "materials/ElasticParameters.hpp"
 #include "scene/MaterialSchema.hpp"
 
 namespace nendo::fem {
+
+Stiffness isotropic_stiffness(Real lambda, Real mu) {
+  Stiffness D = Stiffness::Zero();
+  D.topLeftCorner<3, 3>().setConstant(lambda);
+  D.topLeftCorner<3, 3>().diagonal().array() += 2 * mu;
+  D.bottomRightCorner<3, 3>().diagonal().setConstant(mu);
+  return D;
+}
+
+// D_iso + k_f v vᵀ (spec §7 Fig. 3): with engineering shear, v·e = aᵀ E a, the fibre's stretch.
+Stiffness fibre_stiffness(Real lambda, Real mu, const Vec3& fibre, Real k_fibre) {
+  using Vec = Eigen::Matrix<Real, 3, 1>;
+  const Vec a = Vec(fibre[0], fibre[1], fibre[2]).normalized();
+  Eigen::Matrix<Real, 6, 1> v;  // Voigt
+  v << a.x() * a.x(), a.y() * a.y(), a.z() * a.z(), a.x() * a.y(), a.x() * a.z(), a.y() * a.z();
+  return isotropic_stiffness(lambda, mu) + k_fibre * v * v.transpose();
+}
 
 Stiffness stvk_stiffness(const MaterialSettings& material) {
   const Lame lame = lame_parameters(material);
