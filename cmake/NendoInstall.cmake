@@ -5,8 +5,8 @@ include(CMakePackageConfigHelpers)
 
 # nendo_whole_archive libraries are an interface and its archive: both go (CMakeLists.txt).
 set(NENDO_LIBRARIES nendo_core nendo_mpi_time nendo_decomposition nendo_solvers nendo_io nendo_insitu
-                    nendo_scene nendo_mpm_materials nendo_mpm_materials_archive nendo_colliders
-                    nendo_colliders_archive nendo_bodies nendo_fem nendo_methods nendo_methods_archive nendo_app)
+                    nendo_scene nendo_materials nendo_materials_archive nendo_colliders nendo_colliders_archive
+                    nendo_bodies nendo_fem nendo_methods nendo_methods_archive nendo_app)
 set(NENDO_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/nendo)
 
 install(TARGETS nendo ${NENDO_LIBRARIES} EXPORT nendoTargets
@@ -16,7 +16,8 @@ install(TARGETS nendo ${NENDO_LIBRARIES} EXPORT nendoTargets
 install(EXPORT nendoTargets NAMESPACE nendo:: DESTINATION ${NENDO_CMAKE_DIR})
 
 # Headers keep the folders they are included by: include/nendo/{core,decomposition,io,...}/.
-foreach(dir src/app src/bodies src/colliders src/core src/methods src/scene decomposition io solvers)
+foreach(dir src/app src/bodies src/colliders src/core src/materials src/methods src/scene decomposition io
+            solvers)
   get_filename_component(name ${dir} NAME)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/nendo/${name}
           FILES_MATCHING PATTERN "*.hpp")

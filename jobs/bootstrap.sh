@@ -76,9 +76,9 @@ build_sanitized() {
   cmake --build "$SANITIZED_DIR" -j "$JOBS" --target "$@"
 }
 
-# Under ASan + UBSan: the sanitizer suite (the tests of the spine, I/O, scene loader and guard on
-# 1-4 ranks; with `all`, one test per method too: tests/CMakeLists.txt), and a few steps of one
-# scene of each method on 2 ranks.
+# Under ASan + UBSan: the sanitizer suite (the tests of the spine, I/O, scene loader, material
+# models and guard on 1-4 ranks; with `all`, one test per method too: tests/CMakeLists.txt), and a
+# few steps of one scene of each method on 2 ranks.
 sanitized_tests() {
   echo "== the sanitizer suite under ASan + UBSan"
   # `timed` runs this after `||`, where `set -e` does not act: every failure returns by hand.

@@ -26,9 +26,9 @@
 #include "io/ParticleFile.hpp"
 #include "io/ParticleReader.hpp"
 #include "io/XdmfSeries.hpp"
+#include "materials/Materials.hpp"
+#include "materials/StvkMaterial.hpp"
 #include "methods/Method.hpp"
-#include "methods/fem/StvkMaterial.hpp"
-#include "methods/mpm/materials/Materials.hpp"
 #include "scene/SceneLoader.hpp"
 #include "solvers/PetscSession.hpp"
 

@@ -10,7 +10,7 @@
 #include "bodies/BodySeeder.hpp"
 #include "core/Mpi.hpp"
 #include "io/ParticleWriter.hpp"
-#include "methods/mpm/materials/Materials.hpp"
+#include "materials/Materials.hpp"
 #include "scene/SceneLoader.hpp"
 
 namespace nendo {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "materials/Materials.hpp"
 #include "methods/ImplicitSettings.hpp"
 #include "methods/fem/FemSettings.hpp"
-#include "methods/mpm/materials/Materials.hpp"
 #include "methods/pbd_powder/PbdPowderSettings.hpp"
 #include "methods/shape_matching/ShapeMatchingSettings.hpp"
 #include "scene/MaterialSchema.hpp"

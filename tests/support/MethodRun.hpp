@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "materials/Materials.hpp"
 #include "methods/Method.hpp"
-#include "methods/mpm/materials/Materials.hpp"
 #include "scene/SceneLoader.hpp"
 
 namespace nendo::testing {

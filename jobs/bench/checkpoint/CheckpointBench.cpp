@@ -20,8 +20,8 @@
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
 #include "io/Checkpoint.hpp"
+#include "materials/Materials.hpp"
 #include "methods/Method.hpp"
-#include "methods/mpm/materials/Materials.hpp"
 #include "scene/SceneLoader.hpp"
 
 namespace nendo::bench {

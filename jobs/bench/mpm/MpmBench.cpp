@@ -27,8 +27,8 @@
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
 #include "core/MpiTime.hpp"
+#include "materials/Materials.hpp"
 #include "methods/Method.hpp"
-#include "methods/mpm/materials/Materials.hpp"
 #include "scene/SceneLoader.hpp"
 
 namespace nendo::bench {

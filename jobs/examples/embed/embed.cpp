@@ -12,9 +12,9 @@
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
 #include "decomposition/Space.hpp"
+#include "materials/Materials.hpp"
+#include "materials/StvkMaterial.hpp"
 #include "methods/Method.hpp"
-#include "methods/fem/StvkMaterial.hpp"
-#include "methods/mpm/materials/Materials.hpp"
 #include "scene/SceneLoader.hpp"
 #include "solvers/PetscSession.hpp"
 

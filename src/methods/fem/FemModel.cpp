@@ -8,7 +8,7 @@
 #include "core/CollectiveError.hpp"
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
-#include "methods/fem/StvkMaterial.hpp"
+#include "materials/StvkMaterial.hpp"
 
 namespace nendo::fem {
 namespace {

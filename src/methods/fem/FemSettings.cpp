@@ -4,9 +4,9 @@
 
 #include <cmath>
 
+#include "materials/StvkMaterial.hpp"
 #include "methods/HeldVertices.hpp"
 #include "methods/ImplicitSettings.hpp"
-#include "methods/fem/StvkMaterial.hpp"
 
 namespace nendo {
 

@@ -65,22 +65,6 @@ RestShape rest_shape(const Real* x0, const Real* x1, const Real* x2, const Real*
   return rest;
 }
 
-Stiffness isotropic_stiffness(Real lambda, Real mu) {
-  Stiffness D = Stiffness::Zero();
-  D.topLeftCorner<3, 3>().setConstant(lambda);
-  D.topLeftCorner<3, 3>().diagonal().array() += 2 * mu;
-  D.bottomRightCorner<3, 3>().diagonal().setConstant(mu);
-  return D;
-}
-
-// D_iso + k_f v vᵀ (spec §7 Fig. 3): with engineering shear, v·e = aᵀ E a, the fibre's stretch.
-Stiffness fibre_stiffness(Real lambda, Real mu, const Vec3& fibre, Real k_fibre) {
-  const Vec a = Vec(fibre[0], fibre[1], fibre[2]).normalized();
-  Voigt v;
-  v << a.x() * a.x(), a.y() * a.y(), a.z() * a.z(), a.x() * a.y(), a.x() * a.z(), a.y() * a.z();
-  return isotropic_stiffness(lambda, mu) + k_fibre * v * v.transpose();
-}
-
 Mat3 deformation_gradient(const RestShape& rest, const Real (&x)[4][3]) {
   return edge_matrix(x) * rest.dm_inverse;
 }

@@ -6,12 +6,12 @@
 #include <array>
 
 #include "core/Types.hpp"
+#include "materials/StvkMaterial.hpp"  // Stiffness, the material's D
 
 namespace nendo::fem {
 
 using Mat3 = Eigen::Matrix<Real, 3, 3>;
 using Voigt = Eigen::Matrix<Real, 6, 1>;
-using Stiffness = Eigen::Matrix<Real, 6, 6>;  // symmetric, Voigt order above
 using Mat12 = Eigen::Matrix<Real, 12, 12>;
 
 // Rest data of one tet: D_m^{-1} and V_0 = |det D_m| / 6 (children may have det D_m < 0).
@@ -20,10 +20,6 @@ struct RestShape {
   Real volume = 0;
 };
 RestShape rest_shape(const Real* x0, const Real* x1, const Real* x2, const Real* x3);
-
-// The isotropic D of Lamé λ, μ; D_iso + k_f v vᵀ for a fibre direction a (spec §7 Fig. 3).
-Stiffness isotropic_stiffness(Real lambda, Real mu);
-Stiffness fibre_stiffness(Real lambda, Real mu, const Vec3& fibre, Real k_fibre);
 
 // F = D_s D_m^{-1} from the 4 corner positions x[4][3]; Ḟ likewise from velocities.
 Mat3 deformation_gradient(const RestShape& rest, const Real (&x)[4][3]);

@@ -23,9 +23,9 @@
 
 #include "decomposition/Space.hpp"
 #include "decomposition/SparseExchange.hpp"
+#include "materials/ElasticHessian.hpp"
 #include "methods/mpm/GridKernels.hpp"
 #include "methods/mpm/StencilPairs.hpp"
-#include "methods/mpm/materials/ElasticHessian.hpp"
 #include "solvers/CoarseSpace.hpp"
 #include "solvers/DofMap.hpp"
 #include "solvers/PetscCall.hpp"

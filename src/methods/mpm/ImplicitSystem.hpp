@@ -22,11 +22,11 @@
 
 #include "colliders/Collider.hpp"
 #include "decomposition/Space.hpp"
+#include "materials/Materials.hpp"
 #include "methods/mpm/GridKernels.hpp"
 #include "methods/mpm/ImplicitCoarseGrid.hpp"
 #include "methods/mpm/StencilPairs.hpp"
 #include "methods/mpm/StickyMirror.hpp"
-#include "methods/mpm/materials/Materials.hpp"
 #include "solvers/NewtonProblem.hpp"
 #include "solvers/NewtonSolver.hpp"
 #include "solvers/PetscCall.hpp"

@@ -37,8 +37,9 @@ class MpmMethod final : public Method {
     // only when they vary: several materials, a plastic one.
     if (model_.materials.size() > 1) particles.add_field("material", FieldType::Int32, 1);
     if (model_.plastic) particles.add_field("Jp", FieldType::Real, 1);
-    // Viscous Kirchhoff stress J η (L + Lᵀ) from the last velocity gradient: only with a viscous fluid.
-    if (model_.viscous) particles.add_field("tau_viscous", FieldType::Real, D * D);
+    // The rate term's Kirchhoff stress from the last velocity gradient (a viscous fluid's J η (L + Lᵀ)):
+    // only with a material that has one. Checkpoints carry it under this name.
+    if (model_.rate_term) particles.add_field("tau_viscous", FieldType::Real, D * D);
     // The elastic Hencky strain log V_E after the last return mapping (Drucker–Prager: the next
     // step's stress without a second SVD; Materials.hpp CarriesHencky). Zero for F = I.
     if (model_.hencky) particles.add_field("hencky_strain", FieldType::Real, D * D);

@@ -11,8 +11,8 @@
 #include "colliders/Collider.hpp"
 #include "core/StageClock.hpp"
 #include "decomposition/ParticleSet.hpp"
+#include "materials/Materials.hpp"
 #include "methods/ImplicitSettings.hpp"
-#include "methods/mpm/materials/Materials.hpp"
 #include "scene/Scene.hpp"
 
 namespace nendo {
@@ -46,7 +46,7 @@ struct MpmModel {
       materials.push_back(make_mpm_material(settings));
       density.push_back(settings.params.at("density"));
       plastic = plastic || std::visit([](const auto& m) { return m.kPlastic; }, materials.back());
-      viscous = viscous || (settings.model == Fluid::kName && settings.params.at("viscosity") > 0);
+      rate_term = rate_term || rate_dependent(materials.back());
       hencky = hencky ||
                (!implicit &&
                 std::visit([](const auto& m) { return CarriesHencky<std::decay_t<decltype(m)>, D>::value; },
@@ -86,8 +86,8 @@ struct MpmModel {
   ColliderSet colliders;
   std::vector<MpmMaterial> materials;
   std::vector<Real> density;
-  bool plastic = false;  // a material projects F after the update (spec §3.2)
-  bool viscous = false;  // a fluid with a viscous rate term (particles carry tau_viscous)
+  bool plastic = false;    // a material projects F after the update (spec §3.2)
+  bool rate_term = false;  // a material with a nonzero rate term, HasRateTerm (particles carry tau_viscous)
   // An explicit scene with a material whose stress is linear in the elastic Hencky strain, which
   // G2P's return mapping leaves for the next P2G (particles carry hencky_strain).
   bool hencky = false;

@@ -113,8 +113,8 @@ class Transfers {
     // Optional external acceleration per particle (manufactured solutions, tests): b_p adds
     // m_p b_p w_ip to f_i (spec §8 eq. (189) with a body force).
     const Real* body = ps.has_field("body_force") ? ps.real("body_force") : nullptr;
-    const Real* F = model_.implicit ? nullptr : ps.real("F");  // the implicit step's stress is viscous only
-    const Real* viscous = ps.has_field("tau_viscous") ? ps.real("tau_viscous") : nullptr;
+    const Real* F = model_.implicit ? nullptr : ps.real("F");  // implicit: the rate term's stress only
+    const Real* rate_tau = ps.has_field("tau_viscous") ? ps.real("tau_viscous") : nullptr;
     const Real* hencky = ps.has_field("hencky_strain") ? ps.real("hencky_strain") : nullptr;
     const int c = model_.grid_components();
     const int ex = ghost.window_extent(0), ey = ghost.window_extent(1);
@@ -127,7 +127,7 @@ class Transfers {
       const BlockCoord cb = decode_block_key(blocks.keys[b]);
       Real* window = windows_.data() + b * wn;
       const std::size_t begin = blocks.begin(b);
-      const Real* stress = block_stress(f, F, hencky, viscous, begin, blocks.end(b));
+      const Real* stress = block_stress(f, F, hencky, rate_tau, begin, blocks.end(b));
       for (std::size_t p = begin; p < blocks.end(b); ++p) {
         const Stencil s = K::stencil(g, cb, x + D * p);
         const Real mp = f.mass(p);
@@ -182,7 +182,7 @@ class Transfers {
     const Real flip_ratio = model_.flip_ratio;
     ParticleId bad_id = std::numeric_limits<ParticleId>::max();
     int bad_field = 0;
-    Real* viscous = ps.has_field("tau_viscous") ? ps.real("tau_viscous") : nullptr;
+    Real* rate_tau = ps.has_field("tau_viscous") ? ps.real("tau_viscous") : nullptr;
     Real* hencky = ps.has_field("hencky_strain") ? ps.real("hencky_strain") : nullptr;
     const Vec origin = Eigen::Map<const Eigen::Matrix<Real, 3, 1>>(g.origin.data()).template head<D>();
     const Real reach = Real(kBlockCoordMax) * g.block * g.dx;  // of the block keys, either way
@@ -210,8 +210,9 @@ class Transfers {
       MatMap(B + D * D * p) = B_new;
       MatMap(F + D * D * p) = Fp;
       if (Jp) Jp[p] = jp;
-      if (viscous)
-        MatMap(viscous + D * D * p) = viscous_kirchhoff(model_.materials[f.material(p)], L, Fp.determinant());
+      if (rate_tau)
+        MatMap(rate_tau + D * D * p) =
+            rate_kirchhoff<D>(model_.materials[f.material(p)], L, Fp.determinant());
       if (hencky_new) std::memcpy(hencky + D * D * p, hencky_new, sizeof(Real) * D * D);
     };
     windows_.push_back(0.0);  // the 3D gather reads a node's 3 components 4 at a time
@@ -292,10 +293,10 @@ class Transfers {
   // τ_p V_p⁰ of particles [begin, end) (one block) into block_stress_, in registers' reach: by
   // runs of consecutive particles of one material, so that the material is chosen once per run
   // and may work on a batch (kirchhoff_batch, Materials.hpp) or on the Hencky strain its return
-  // mapping left (hencky). Without F, only a viscous fluid's
-  // rate term from the last step (the implicit step's one explicit stress, spec §10.10).
+  // mapping left (hencky). Plus the rate term from the last step (rate_tau, Materials.hpp
+  // HasRateTerm); without F, only that (the implicit step's one explicit stress, spec §10.10).
   const Real* block_stress(const typename Model::Fields& f, const Real* F, const Real* hencky,
-                           const Real* viscous, std::size_t begin, std::size_t end) {
+                           const Real* rate_tau, std::size_t begin, std::size_t end) {
     const std::size_t n = end - begin;
     block_stress_.resize(n * D * D);
     Real* tau = block_stress_.data();
@@ -309,8 +310,8 @@ class Transfers {
     } else {
       std::fill(block_stress_.begin(), block_stress_.end(), 0.0);
     }
-    if (viscous)  // rate term of viscous fluids, from the last step's L
-      for (std::size_t q = 0; q < n * D * D; ++q) tau[q] += viscous[D * D * begin + q];
+    if (rate_tau)  // from the last step's L
+      for (std::size_t q = 0; q < n * D * D; ++q) tau[q] += rate_tau[D * D * begin + q];
     for (std::size_t q = 0; q < n; ++q) MatMap(tau + D * D * q) *= f.V0[begin + q];
     return tau;
   }
@@ -370,12 +371,6 @@ class Transfers {
            : !F.allFinite()     ? 4
            : !std::isfinite(jp) ? 5
                                 : 1;
-  }
-
-  // J η (L + Lᵀ), the Kirchhoff stress of a viscous fluid's rate term (Fluid.hpp); zero otherwise.
-  static Mat viscous_kirchhoff(const MpmMaterial& material, const Mat& L, Real J) {
-    if (const Fluid* fluid = std::get_if<Fluid>(&material)) return J * fluid->template viscous_stress<D>(L);
-    return Mat::Zero();
   }
 
   // Collective: if any rank found a non-finite value, every rank throws the same error naming

@@ -16,8 +16,8 @@
 #include "decomposition/CellList.hpp"
 #include "decomposition/OwnedHaloView.hpp"
 #include "decomposition/VerletList.hpp"
+#include "materials/Materials.hpp"
 #include "methods/Method.hpp"
-#include "methods/mpm/materials/Materials.hpp"
 #include "methods/slave_sph/CubicSplineKernel.hpp"
 #include "methods/slave_sph/SlaveSphSettings.hpp"
 

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "materials/StvkMaterial.hpp"
 #include "methods/fem/HierarchicalFem.hpp"
-#include "methods/fem/StvkMaterial.hpp"
 #include "support/MethodRun.hpp"
 #include "support/PetscEnvironment.hpp"
 

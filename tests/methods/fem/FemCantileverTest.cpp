@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "decomposition/GlobalView.hpp"
+#include "materials/StvkMaterial.hpp"
 #include "methods/fem/HierarchicalFem.hpp"
-#include "methods/fem/StvkMaterial.hpp"
 #include "support/MethodRun.hpp"
 #include "support/PetscEnvironment.hpp"
 

@@ -13,9 +13,9 @@
 #include <cstdio>
 #include <vector>
 
+#include "materials/StvkMaterial.hpp"
 #include "methods/fem/FemBackwardEuler.hpp"
 #include "methods/fem/HierarchicalFem.hpp"
-#include "methods/fem/StvkMaterial.hpp"
 #include "solvers/AssembledMatrix.hpp"
 #include "solvers/GeometricMultigrid.hpp"
 #include "support/MethodRun.hpp"

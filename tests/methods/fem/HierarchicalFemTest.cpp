@@ -9,8 +9,8 @@
 #include <utility>
 
 #include "decomposition/GlobalView.hpp"
+#include "materials/StvkMaterial.hpp"
 #include "methods/fem/HierarchicalFem.hpp"
-#include "methods/fem/StvkMaterial.hpp"
 #include "support/MethodRun.hpp"
 #include "support/PetscEnvironment.hpp"
 

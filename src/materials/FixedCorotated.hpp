@@ -9,9 +9,9 @@
 #include <cstddef>
 
 #include "core/Svd.hpp"
-#include "methods/mpm/materials/Cofactor.hpp"
-#include "methods/mpm/materials/ElasticHessian.hpp"
-#include "methods/mpm/materials/ElasticParameters.hpp"
+#include "materials/Cofactor.hpp"
+#include "materials/ElasticHessian.hpp"
+#include "materials/ElasticParameters.hpp"
 #include "scene/MaterialSchema.hpp"
 
 namespace nendo {

@@ -1,7 +1,8 @@
 #pragma once
 // The MPM material models. Adding one = its file (a struct with kName, kPlastic, schema(), a
 // constructor from MaterialSettings, psi/P/kirchhoff/project<D>, hessian<D> (∂P/∂F as an
-// ElasticHessian, spec 002 §2.5), wave_speed) + one entry below.
+// ElasticHessian, spec 002 §2.5), wave_speed; optionally a rate term, HasRateTerm) + one entry
+// below.
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstddef>
@@ -9,12 +10,12 @@
 #include <utility>
 #include <variant>
 
-#include "methods/mpm/materials/DruckerPrager.hpp"
-#include "methods/mpm/materials/FixedCorotated.hpp"
-#include "methods/mpm/materials/Fluid.hpp"
-#include "methods/mpm/materials/LinearElastic.hpp"
-#include "methods/mpm/materials/NeoHookean.hpp"
-#include "methods/mpm/materials/Snow.hpp"
+#include "materials/DruckerPrager.hpp"
+#include "materials/FixedCorotated.hpp"
+#include "materials/Fluid.hpp"
+#include "materials/LinearElastic.hpp"
+#include "materials/NeoHookean.hpp"
+#include "materials/Snow.hpp"
 #include "scene/Scene.hpp"
 
 namespace nendo {
@@ -43,7 +44,43 @@ struct CarriesHencky<Material, D,
                      std::void_t<decltype(std::declval<const Material&>().template kirchhoff_of_hencky<D>(
                          (const Real*)nullptr, std::size_t(0), (Real*)nullptr))>> : std::true_type {};
 
+// Materials with a rate term (Fluid's viscosity): rate_kirchhoff<D>(L, J), a Kirchhoff stress of
+// the velocity gradient L = ∇v and J = det F_E, which the step adds to the elastic τ one step
+// behind (G2P computes it, the next P2G adds it), and rate_dependent(), whether the material's
+// parameters make it nonzero (only then do particles carry it).
+template <class Material, class = void>
+struct HasRateTerm : std::false_type {};
+template <class Material>
+struct HasRateTerm<Material, std::void_t<decltype(std::declval<const Material&>().rate_dependent())>>
+    : std::true_type {};
+
 using MpmMaterial = std::variant<LinearElastic, NeoHookean, FixedCorotated, Snow, DruckerPrager, Fluid>;
+
+// Whether the material has a nonzero rate term (HasRateTerm).
+inline bool rate_dependent(const MpmMaterial& material) {
+  return std::visit(
+      [](const auto& m) {
+        if constexpr (HasRateTerm<std::decay_t<decltype(m)>>::value)
+          return m.rate_dependent();
+        else
+          return false;
+      },
+      material);
+}
+
+// The material's rate term for the velocity gradient L and J = det F_E; zero for a material
+// without one (HasRateTerm).
+template <int D>
+Mat<D> rate_kirchhoff(const MpmMaterial& material, const Mat<D>& L, Real J) {
+  return std::visit(
+      [&](const auto& m) -> Mat<D> {
+        if constexpr (HasRateTerm<std::decay_t<decltype(m)>>::value)
+          return m.template rate_kirchhoff<D>(L, J);
+        else
+          return Mat<D>::Zero();
+      },
+      material);
+}
 
 // The model named by settings.model; throws nendo::Error for a name no type in MpmMaterial has.
 MpmMaterial make_mpm_material(const MaterialSettings& settings);

@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "core/Svd.hpp"
-#include "methods/mpm/materials/ElasticHessian.hpp"
-#include "methods/mpm/materials/ElasticParameters.hpp"
+#include "materials/ElasticHessian.hpp"
+#include "materials/ElasticParameters.hpp"
 #include "scene/MaterialSchema.hpp"
 
 namespace nendo {

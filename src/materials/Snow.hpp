@@ -12,8 +12,8 @@
 #include <cstddef>
 
 #include "core/Svd.hpp"
-#include "methods/mpm/materials/ElasticParameters.hpp"
-#include "methods/mpm/materials/FixedCorotated.hpp"
+#include "materials/ElasticParameters.hpp"
+#include "materials/FixedCorotated.hpp"
 #include "scene/MaterialSchema.hpp"
 
 namespace nendo {

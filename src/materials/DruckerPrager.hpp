@@ -25,8 +25,8 @@
 #include <limits>
 
 #include "core/Svd.hpp"
-#include "methods/mpm/materials/ElasticHessian.hpp"
-#include "methods/mpm/materials/ElasticParameters.hpp"
+#include "materials/ElasticHessian.hpp"
+#include "materials/ElasticParameters.hpp"
 #include "scene/MaterialSchema.hpp"
 
 namespace nendo {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/Error.hpp"
-#include "methods/mpm/materials/Materials.hpp"
+#include "materials/Materials.hpp"
 #include "scene/MaterialSchema.hpp"
 
 namespace nendo {
@@ -599,6 +599,28 @@ TEST(Fluid, TaitPressureAndVolumeOnlyState) {
   EXPECT_LE((fluid.viscous_stress<3>(L) - expected).norm(), 1e-18);
 }
 
+// The step asks a material for its rate term (Materials.hpp HasRateTerm) and names no model: a
+// viscous fluid has the Kirchhoff stress J η(L + L^T), a fluid without viscosity and the solids none.
+TEST(MpmMaterials, RateTermIsTheViscousFluids) {
+  static_assert(HasRateTerm<Fluid>::value && !HasRateTerm<NeoHookean>::value);
+  const MpmMaterial viscous = make_mpm_material(water());
+  EXPECT_TRUE(rate_dependent(viscous));
+  EXPECT_FALSE(rate_dependent(MpmMaterial(Fluid(1e5, 7, 0))));
+  for (const Case& c : all_cases()) {
+    if (!std::holds_alternative<Fluid>(c.material)) {
+      EXPECT_FALSE(rate_dependent(c.material)) << c.name;
+    }
+  }
+  Mat<3> L;
+  L << 0, 2, 0, 0, 0, 0, 0, 0, 1;
+  Mat<3> expected;
+  expected << 0, 2e-3, 0, 2e-3, 0, 0, 0, 0, 2e-3;
+  const Real J = 0.9;
+  EXPECT_LE((rate_kirchhoff<3>(viscous, L, J) - J * expected).norm(), 1e-18);
+  EXPECT_EQ(rate_kirchhoff<3>(make_mpm_material(elastic("neo_hookean")), L, J), Mat<3>::Zero());
+  EXPECT_EQ(rate_kirchhoff<2>(make_mpm_material(sand()), Mat<2>::Ones(), J), Mat<2>::Zero());
+}
+
 TEST(MpmMaterials, MadeByNameAndRegisteredOnce) {
   EXPECT_TRUE(std::holds_alternative<Snow>(make_mpm_material(snow_reference())));
   EXPECT_TRUE(std::holds_alternative<DruckerPrager>(make_mpm_material(sand())));
@@ -607,8 +629,8 @@ TEST(MpmMaterials, MadeByNameAndRegisteredOnce) {
   EXPECT_THROW(make_mpm_material(elastic("jelly")), Error);
   EXPECT_THROW(make_mpm_material(settings("neo_hookean", {{"E", 1e5}})), Error) << "nu missing";
   // Registered before main(), once, in the order of the list in Materials.cpp: no call needed.
-  const std::vector<std::string> expected = {"linear", "neo_hookean",    "fixed_corotated",
-                                             "snow",   "drucker_prager", "fluid"};
+  const std::vector<std::string> expected = {
+      "linear", "neo_hookean", "fixed_corotated", "snow", "drucker_prager", "fluid", "stvk"};
   EXPECT_EQ(material_model_names(), expected);
 }
 

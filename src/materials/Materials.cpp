@@ -1,9 +1,10 @@
-#include "methods/mpm/materials/Materials.hpp"
+#include "materials/Materials.hpp"
 
 #include <optional>
 #include <string>
 
 #include "core/Error.hpp"
+#include "materials/StvkMaterial.hpp"
 #include "scene/MaterialSchema.hpp"
 
 namespace nendo {
@@ -21,13 +22,12 @@ MpmMaterial make_by_name(const MaterialSettings& settings, const std::variant<Mo
   return std::move(*material);
 }
 
+// The models a scene may name, in reference order: the MPM variant's, then the fem method's stvk.
 template <class... Models>
-void register_all(const std::variant<Models...>* /*tag*/) {
-  (
-      [] {
-        if (!find_material_model(Models::kName)) register_material_model(Models::schema());
-      }(),
-      ...);
+bool register_all(const std::variant<Models...>* /*tag*/) {
+  (register_material_model(Models::schema()), ...);
+  register_material_model(fem::stvk_schema());
+  return true;
 }
 
 }  // namespace
@@ -37,6 +37,6 @@ MpmMaterial make_mpm_material(const MaterialSettings& settings) {
 }
 
 // The models register before main() (this library is linked whole: nendo_whole_archive in CMake).
-[[maybe_unused]] const bool registered = (register_all(static_cast<const MpmMaterial*>(nullptr)), true);
+[[maybe_unused]] const bool registered = register_all(static_cast<const MpmMaterial*>(nullptr));
 
 }  // namespace nendo

@@ -4,16 +4,17 @@
 // so that ψ(1) = 0, ψ ≥ 0 and ∂ψ/∂F = ψ'(J) J F^{-T} = −p J F^{-T} = P; τ = P F^T = −p J I.
 // project() replaces F by J^{1/d} I after every F update: a fluid remembers only its volume, and
 // keeping the deviatoric part would let F drift (and lose conditioning) under shear for no
-// physical effect. kPlastic = true means just that project() must run. Viscosity is a rate term
-// the method adds itself: viscous_stress(L) is the Cauchy stress η(L + L^T) for the velocity
-// gradient L. J ≤ 0: ψ = +∞ and P, τ are NaN (as neo-Hookean). Jp is unused (stays 1).
+// physical effect. kPlastic = true means just that project() must run. Viscosity is the model's
+// rate term (Materials.hpp HasRateTerm): the Kirchhoff stress J η(L + L^T) of the velocity
+// gradient L, which the step adds to τ. J ≤ 0: ψ = +∞ and P, τ are NaN (as neo-Hookean). Jp is
+// unused (stays 1).
 #include <cmath>
 #include <limits>
 
 #include "core/Svd.hpp"
-#include "methods/mpm/materials/Cofactor.hpp"
-#include "methods/mpm/materials/ElasticHessian.hpp"
-#include "methods/mpm/materials/ElasticParameters.hpp"
+#include "materials/Cofactor.hpp"
+#include "materials/ElasticHessian.hpp"
+#include "materials/ElasticParameters.hpp"
 #include "scene/MaterialSchema.hpp"
 
 namespace nendo {
@@ -96,10 +97,18 @@ struct Fluid {
     F = stretch * Mat<D>::Identity();
   }
 
-  // Cauchy viscous stress η(L + L^T) for the velocity gradient L (added by the method).
+  // Cauchy viscous stress η(L + L^T) for the velocity gradient L.
   template <int D>
   Mat<D> viscous_stress(const Mat<D>& L) const {
     return viscosity * (L + L.transpose());
+  }
+
+  // The rate term (Materials.hpp HasRateTerm): J η(L + L^T), the Kirchhoff form of the viscous
+  // stress, nonzero only with a viscosity.
+  bool rate_dependent() const { return viscosity > 0; }
+  template <int D>
+  Mat<D> rate_kirchhoff(const Mat<D>& L, Real J) const {
+    return J * viscous_stress<D>(L);
   }
 
   // Sound speed at rest, √(K/ρ) (= √(dp/dρ) at J = 1).

@@ -14,8 +14,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "methods/mpm/materials/ElasticHessian.hpp"
-#include "methods/mpm/materials/Materials.hpp"
+#include "materials/ElasticHessian.hpp"
+#include "materials/Materials.hpp"
 
 namespace nendo {
 namespace {

@@ -1,11 +1,28 @@
-#include "methods/fem/StvkMaterial.hpp"
+#include "materials/StvkMaterial.hpp"
 
 #include <cmath>
 
-#include "methods/mpm/materials/ElasticParameters.hpp"
+#include "materials/ElasticParameters.hpp"
 #include "scene/MaterialSchema.hpp"
 
 namespace nendo::fem {
+
+Stiffness isotropic_stiffness(Real lambda, Real mu) {
+  Stiffness D = Stiffness::Zero();
+  D.topLeftCorner<3, 3>().setConstant(lambda);
+  D.topLeftCorner<3, 3>().diagonal().array() += 2 * mu;
+  D.bottomRightCorner<3, 3>().diagonal().setConstant(mu);
+  return D;
+}
+
+// D_iso + k_f v vᵀ (spec §7 Fig. 3): with engineering shear, v·e = aᵀ E a, the fibre's stretch.
+Stiffness fibre_stiffness(Real lambda, Real mu, const Vec3& fibre, Real k_fibre) {
+  using Vec = Eigen::Matrix<Real, 3, 1>;
+  const Vec a = Vec(fibre[0], fibre[1], fibre[2]).normalized();
+  Eigen::Matrix<Real, 6, 1> v;  // Voigt
+  v << a.x() * a.x(), a.y() * a.y(), a.z() * a.z(), a.x() * a.y(), a.x() * a.z(), a.y() * a.z();
+  return isotropic_stiffness(lambda, mu) + k_fibre * v * v.transpose();
+}
 
 Stiffness stvk_stiffness(const MaterialSettings& material) {
   const Lame lame = lame_parameters(material);
@@ -24,11 +41,9 @@ Real stvk_wave_speed(const MaterialSettings& material) {
 
 }  // namespace nendo::fem
 
-namespace nendo {
+namespace nendo::fem {
 
-namespace {
-
-void register_stvk() {
+MaterialModelSchema stvk_schema() {
   std::vector<KeySchema> keys = elastic_solid_keys();
   keys.push_back(KeySchema::real("fibre_stiffness",
                                  "k_f of the fibre term k_f v v^T added to the isotropic D (spec 004 Fig. 3; "
@@ -39,15 +54,9 @@ void register_stvk() {
   keys.push_back(KeySchema::real("fibre_x", "fibre direction, x component (normalised)").defaults_to("1"));
   keys.push_back(KeySchema::real("fibre_y", "fibre direction, y component").defaults_to("0"));
   keys.push_back(KeySchema::real("fibre_z", "fibre direction, z component").defaults_to("0"));
-  register_material_model({fem::kStvkModel,
-                           "St. Venant-Kirchhoff (the fem method's linear law on Green strain), optionally "
-                           "fibre-reinforced",
-                           std::move(keys)});
+  return {kStvkModel,
+          "St. Venant-Kirchhoff (the fem method's linear law on Green strain), optionally fibre-reinforced",
+          std::move(keys)};
 }
 
-// Registered before main() (the methods library is linked whole: nendo_whole_archive in CMake).
-[[maybe_unused]] const bool registered = (register_stvk(), true);
-
-}  // namespace
-
-}  // namespace nendo
+}  // namespace nendo::fem

@@ -1,4 +1,4 @@
-#include "methods/mpm/materials/ElasticParameters.hpp"
+#include "materials/ElasticParameters.hpp"
 
 #include "core/Error.hpp"
 
