@@ -448,6 +448,23 @@ TEST(SceneLoader, ReadsFemScenes) {
             "scene.yaml:11: key 'bodies.0.fixed_min': is a key of fem and shape_matching bodies only");
 }
 
+// The ghost exchange's windows reach only the neighbouring blocks from 3 cells per block up. Before
+// issue 33 the schema took 2, and an fem scene with it was refused only after its tet hierarchy was
+// built; now the scene is refused at load, naming the key, on every method.
+TEST(SceneLoader, RefusesABlockTooSmallForTheGhostWindowsAtLoad) {
+  const std::string fem = (source_dir() / "jobs/scenes/fem/cantilever-small.yaml").string();
+  std::string error;
+  try {
+    load_scene(fem, {"grid.block=2"});
+  } catch (const SceneError& e) {
+    error = e.what();
+  }
+  EXPECT_EQ(error, "--set grid.block=2: key 'grid.block': must be >= 3 (got 2)");
+  EXPECT_EQ(error_of(minimal_scene, {"grid.block=2"}),
+            "--set grid.block=2: key 'grid.block': must be >= 3 (got 2)");
+  EXPECT_EQ(load_scene(fem, {"grid.block=3"}).grid.block, 3);
+}
+
 TEST(SceneLoader, ReadsPbdPowderScenes) {
   const std::string pour =
       "nendo: 1\nmethod: pbd_powder\ndimension: 3\ntime: {end: 1, dt: 0.0166666666666667}\ngrid: {dx: 0.02}\n"
