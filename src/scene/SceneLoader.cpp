@@ -1,11 +1,8 @@
 #include "scene/SceneLoader.hpp"
 
-#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -151,7 +148,9 @@ class SceneReader {
     for (std::size_t i = 0; i < list.node.size(); ++i) {
       const Cursor map = list.item(i);
       refuse_other_methods_keys(map, *owner);
-      bodies.push_back(read_shape_item(map, body_list(), context, &owner->body));
+      const ExtraKeys<BodySettings>* keys =
+          owner->body.read ? &owner->body : nullptr;  // none: the spine's only
+      bodies.push_back(read_shape_item(map, body_list(), context, keys));
     }
     return bodies;
   }

@@ -73,8 +73,7 @@ std::vector<const SceneSection*> method_sections() {
   std::vector<const SceneSection*> sections;
   for (const MethodSchema& method : methods())
     for (const SceneSection& section : method.sections)
-      if (!find_method_section(section.name) || find_method_section(section.name) == &section)
-        sections.push_back(&section);
+      if (find_method_section(section.name) == &section) sections.push_back(&section);  // a shared one once
   return sections;
 }
 

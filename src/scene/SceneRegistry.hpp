@@ -36,20 +36,28 @@ struct SceneSection {
   std::function<void(const SceneCheck&)> check;  // after the whole scene is read (optional)
 };
 
-// A section a method owns: its settings go to scene.sections, where scene.sections.get<Settings>() finds
-// them.
-template <class Settings>
-SceneSection method_section(std::string name, std::string summary, std::string description,
-                            SettingsKeys<Settings> keys) {
+// A section read into a Settings that store(scene, settings) keeps.
+template <class Settings, class Store>
+SceneSection settings_section(std::string name, std::string summary, std::string description,
+                              SettingsKeys<Settings> keys, Store store) {
   auto shared = std::make_shared<const SettingsKeys<Settings>>(std::move(keys));
   return {std::move(name),
           std::move(summary),
           std::move(description),
           shared->keys(),
-          [shared](const scene::Cursor& map, const scene::ReadContext& context, Scene& scene) {
-            scene.sections.put(read_settings(map, *shared, context));
+          [shared, store](const scene::Cursor& map, const scene::ReadContext& context, Scene& scene) {
+            store(scene, read_settings(map, *shared, context));
           },
           {}};
+}
+
+// A section a method owns: its settings go to scene.sections, where scene.sections.get<Settings>()
+// finds them.
+template <class Settings>
+SceneSection method_section(std::string name, std::string summary, std::string description,
+                            SettingsKeys<Settings> keys) {
+  return settings_section(std::move(name), std::move(summary), std::move(description), std::move(keys),
+                          [](Scene& scene, Settings settings) { scene.sections.put(std::move(settings)); });
 }
 
 // A top-level list a method owns (pbd_powder's emitters); scene.sections.get<std::vector<Item>>().

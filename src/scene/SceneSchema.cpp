@@ -164,15 +164,8 @@ SettingsKeys<CatalystSettings> catalyst_keys() {
 template <class Settings>
 SceneSection spine_section(std::string name, std::string description, SettingsKeys<Settings> keys,
                            Settings Scene::*member) {
-  auto shared = std::make_shared<const SettingsKeys<Settings>>(std::move(keys));
-  return {std::move(name),
-          "",
-          std::move(description),
-          shared->keys(),
-          [shared, member](const scene::Cursor& map, const scene::ReadContext& context, Scene& scene) {
-            scene.*member = read_settings(map, *shared, context);
-          },
-          {}};
+  return settings_section(std::move(name), "", std::move(description), std::move(keys),
+                          [member](Scene& scene, Settings settings) { scene.*member = std::move(settings); });
 }
 
 std::vector<SceneSection> make_spine_sections() {

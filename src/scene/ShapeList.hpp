@@ -98,7 +98,6 @@ Item read_shape_item(const scene::Cursor& map, const ShapeList<Item>& list, cons
   Item item;
   scene::NestedReaders nested = list.common.nested(context, item);
   nested.merge(shape.keys.nested(context, item));
-  if (extra && !extra->read) extra = nullptr;  // no keys of its own
   if (extra) {
     keys.insert(keys.end(), extra->keys.begin(), extra->keys.end());
     nested.merge(extra->nested(context, item));

@@ -45,13 +45,21 @@ Vec3 centroid(const TetHierarchy& h, Index t) {
 
 // H1: each finest tet's material, its body's or, on the odd cells of the body's checkerboard
 // (Fig. 4), the alternate one.
+// Each body's fem keys (BodySettings::method_keys), looked up once.
+std::vector<const FemBody*> fem_bodies(const Scene& scene) {
+  std::vector<const FemBody*> keys;
+  for (const BodySettings& body : scene.bodies) keys.push_back(&body.method_keys.get<FemBody>());
+  return keys;
+}
+
 std::vector<FineMaterial> fine_materials(const Scene& scene, const TetHierarchy& h,
                                          const std::vector<std::int32_t>& root_body) {
   const Index begin = h.level_begin[h.max_level], end = h.level_begin[h.max_level + 1];
   std::vector<FineMaterial> fine(static_cast<std::size_t>(end - begin));
+  const std::vector<const FemBody*> fem_keys = fem_bodies(scene);
   for (Index t = begin; t < end; ++t) {
     const BodySettings& body = scene.bodies[root_body[h.root(t)]];
-    const FemBody& keys = body.method_keys.get<FemBody>();
+    const FemBody& keys = *fem_keys[root_body[h.root(t)]];
     std::string name = body.material;
     if (!keys.alternate_material.empty()) {
       const Vec3 c = centroid(h, t);
@@ -99,8 +107,9 @@ FemModel build_fem_model(MPI_Comm comm, const Scene& scene) {
   for (std::size_t n = static_cast<std::size_t>(h.node_level_end[0]); n < h.node_count(); ++n)
     model.node_body[n] = model.node_body[h.node_edge[n][0]];
   model.fixed.assign(h.node_count(), 0);
+  const std::vector<const FemBody*> fem_keys = fem_bodies(scene);
   for (std::size_t n = 0; n < h.node_count(); ++n) {
-    const FemBody& body = scene.bodies[model.node_body[n]].method_keys.get<FemBody>();
+    const FemBody& body = *fem_keys[model.node_body[n]];
     const Real* x = h.rest_position(static_cast<Index>(n));
     bool inside = body.fixed;
     for (int a = 0; a < 3 && inside; ++a) inside = x[a] >= body.fixed_min[a] && x[a] <= body.fixed_max[a];
