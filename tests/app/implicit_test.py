@@ -41,10 +41,10 @@ SOLVER_HEADER = ("step,time,dt,substeps,newton_iterations,ksp_iterations,line_se
                  "relative_residual,residual_cells")
 
 
-def run(name, *args, expect=0, cwd=None, scene=SCENE):
-    """nendo run on RANKS ranks with output and checkpoints under WORK/name."""
+def run(name, *args, expect=0, cwd=None, scene=SCENE, ranks=RANKS):
+    """nendo run on `ranks` ranks with output and checkpoints under WORK/name."""
     directory = os.path.join(WORK, name)
-    command = ["mpirun", "-np", str(RANKS), NENDO, "run", scene, "--output", os.path.join(directory, "out"),
+    command = ["mpirun", "-np", str(ranks), NENDO, "run", scene, "--output", os.path.join(directory, "out"),
                "--set", "checkpoint.dir=" + os.path.join(directory, "checkpoints"), *args]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=cwd)
     if expect is not None and done.returncode != expect:
@@ -254,6 +254,26 @@ class PetscOptions(unittest.TestCase):
                    "--set", "implicit.operator=assembled")
         # the assembled operator keeps GAMG: the key is about the matrix-free operator
         self.assertEqual(startup_line(done.stdout), "nendo: implicit backward_euler, assembled operator, KSP cg + gamg")
+
+
+@unittest.skipUnless(RANKS == 1, "against the 1-rank reference: once, in the 1-rank test")
+class ManyRanks(unittest.TestCase):
+    def test_written_on_sixteen_ranks_resumed_on_three_ends_where_one_rank_ends(self):
+        """5 steps on 16 ranks (most own nothing), a checkpoint, 5 more on 3: within the solver
+        tolerance of the 1-rank run (the implicit sums are not bitwise across rank counts)."""
+        steps = 10
+        ref = particles(out(reference(), "particles_%06d.h5" % (steps // 10)))
+        E, nu, rho, dt, dx = 1.0e7, 0.3, 1000.0, 2.0e-3, 0.02  # as in Options above
+        c = np.sqrt(E * (1 - nu) / ((1 + nu) * (1 - 2 * nu)) / rho)
+        velocity_tol = 2 * (c * dt / dx) ** 2 * NEWTON_TOL * np.abs(ref["velocity"]).max()
+        name = fresh("sixteen_then_three")
+        run(name, "--steps", "5", ranks=16)
+        done = run(name, "--restart", "latest", "--steps", str(steps), ranks=3)
+        self.assertIn("restarting from", done.stdout)
+        got = particles(out(name, "particles_%06d.h5" % (steps // 10)))
+        np.testing.assert_array_equal(got["id"], ref["id"])
+        np.testing.assert_allclose(got["velocity"], ref["velocity"], rtol=0, atol=velocity_tol)
+        np.testing.assert_allclose(got["position"], ref["position"], rtol=0, atol=velocity_tol * steps * dt)
 
 
 RETRY = re.compile(r"^nendo: step (\d+): (.+); retrying with dt = (\S+) s$")
