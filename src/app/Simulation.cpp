@@ -145,12 +145,27 @@ void print_stage_profile(MPI_Comm comm, const Method& method, double wall) {
   if (mpi::rank(comm) == 0) fmt::print("{}\n", line);
 }
 
+// What a step sends, per rank (the weak-scaling model's volumes and counts, docs/scaling.md).
+void print_traffic(MPI_Comm comm, long steps, const mpi_time::Traffic& traffic) {
+  if (steps <= 0) return;
+  double most[3] = {double(traffic.messages), double(traffic.bytes), double(traffic.collectives)}, sum[2];
+  double sent[2] = {double(traffic.messages), double(traffic.bytes)};
+  MPI_Allreduce(MPI_IN_PLACE, most, 3, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(sent, sum, 2, MPI_DOUBLE, MPI_SUM, comm);
+  const double n = double(steps), ranks = mpi::size(comm);
+  if (mpi::rank(comm) == 0)
+    fmt::print(
+        "nendo: per step and rank: {:.1f} messages, {:.0f} bytes sent (max {:.1f}, {:.0f}); "
+        "{:.1f} collective calls\n",
+        sum[0] / ranks / n, sum[1] / ranks / n, most[0] / n, most[1] / n, most[2] / n);
+}
+
 // The share of the steps spent in MPI calls (communication and the wait for slower ranks) and
 // the imbalance of the rest, each rank's own work: what load balancing and overlap act on. Then
 // the rate of the steps alone (no set-up, output or checkpoints: validation.md §8) and the
 // particles per rank at the end; jobs/scaling/ reads both lines.
 void print_mpi_profile(MPI_Comm comm, double step_seconds, double mpi_seconds, long steps,
-                       std::size_t local_particles) {
+                       std::size_t local_particles, const mpi_time::Traffic& traffic) {
   const double share = step_seconds > 0 ? mpi_seconds / step_seconds : 0, work = step_seconds - mpi_seconds;
   double shares[3] = {share, -share, share}, works[2] = {work, work};
   MPI_Allreduce(MPI_IN_PLACE, shares, 2, MPI_DOUBLE, MPI_MAX, comm);
@@ -175,6 +190,7 @@ void print_mpi_profile(MPI_Comm comm, double step_seconds, double mpi_seconds, l
         "max/mean {:.3f}\n",
         steps, seconds, seconds > 0 ? particles[1] * double(steps) / seconds : 0.0,
         particles[1] > 0 ? particles[0] * ranks / particles[1] : 1.0);
+  print_traffic(comm, steps, traffic);
 }
 
 // Everything but the particles that the next step needs, for a checkpoint.
@@ -361,11 +377,13 @@ RunSummary advance(MPI_Comm comm, const Scene& scene, const RunOptions& options,
     catalyst.process(space, method, step, t);
   }
   double step_seconds = 0, step_mpi_seconds = 0;  // in method.advance(), this rank
+  mpi_time::Traffic step_traffic;                 // the same
   double work_since_check = 0;                    // the same outside MPI calls, for the balancer
   const RunPhase steps_phase(RunPhase::Steps);    // nested in set-up: PETSc charges each stage its own time
   while (t < scene.time.end && (!options.max_steps || step < *options.max_steps)) {
     const double step_start = MPI_Wtime();
     const mpi_time::Stopwatch mpi_in_step;
+    const mpi_time::Traffic traffic_before = mpi_time::traffic();
     const Real before = t;
     Real landing = scene.time.end;
     if (scene.output.every) landing = std::min(landing, next_output);
@@ -377,6 +395,7 @@ RunSummary advance(MPI_Comm comm, const Scene& scene, const RunOptions& options,
       if (!method.checks_finite_state()) require_finite_state(space, step + 1);
       const double seconds = MPI_Wtime() - step_start, in_mpi = mpi_in_step.seconds();
       step_seconds += seconds, step_mpi_seconds += in_mpi, work_since_check += seconds - in_mpi;
+      step_traffic += mpi_time::traffic() - traffic_before;
     } catch (const ParticleStateError& e) {  // thrown on every rank alike
       write_failure_state(comm, dir, space, method, fields, t, step, e);
       throw;
@@ -418,7 +437,7 @@ RunSummary advance(MPI_Comm comm, const Scene& scene, const RunOptions& options,
   summary.catalyst_executions = catalyst.executions(), summary.catalyst_seconds = catalyst.seconds();
   print_stage_profile(comm, method, summary.wall_seconds);
   print_mpi_profile(comm, step_seconds, step_mpi_seconds, summary.steps - summary.first_step,
-                    space.particles().size());
+                    space.particles().size(), step_traffic);
   print_summary(comm, summary);
   warn_unused_petsc_options(comm);
   return summary;

@@ -8,10 +8,28 @@
 // The share of a step spent here is the communication cost plus the wait for slower ranks (load
 // imbalance); the rest of the step is this rank's own work, which the load balancer can weigh.
 
+#include <cstdint>
+
 namespace nendo::mpi_time {
 
 // Seconds inside such calls on this rank since MPI_Init.
 double seconds();
+
+// What this rank has sent since MPI_Init, counted through the same interface: point-to-point
+// messages (blocking and non-blocking sends, the send half of MPI_Sendrecv) and their bytes, and
+// collective calls (blocking and non-blocking). A weak-scaling model takes its volumes and message
+// counts from these (docs/scaling.md). Collectives' own internal messages are not counted.
+struct Traffic {
+  std::uint64_t messages = 0, bytes = 0, collectives = 0;
+  Traffic operator-(const Traffic& o) const {
+    return {messages - o.messages, bytes - o.bytes, collectives - o.collectives};
+  }
+  Traffic& operator+=(const Traffic& o) {
+    messages += o.messages, bytes += o.bytes, collectives += o.collectives;
+    return *this;
+  }
+};
+Traffic traffic();
 
 // The MPI time of a stretch of code: Stopwatch w; ...; w.seconds().
 class Stopwatch {

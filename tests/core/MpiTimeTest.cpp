@@ -73,5 +73,30 @@ TEST(MpiTime, AloneTheCallsCostLittle) {
   EXPECT_LT(watch.seconds(), 0.05);
 }
 
+// What a rank sends is counted: each rank sends 3 messages of 10 doubles to the next (a ring; to
+// itself on 1 rank), then an allreduce and a non-blocking barrier are 2 collective calls.
+TEST(MpiTime, CountsMessagesBytesAndCollectiveCalls) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  const mpi_time::Traffic before = mpi_time::traffic();
+  std::vector<double> out(30, rank()), in(30, -1);
+  std::vector<MPI_Request> requests(6);
+  const int next = (rank() + 1) % ranks(), previous = (rank() + ranks() - 1) % ranks();
+  for (int m = 0; m < 3; ++m) {
+    MPI_Irecv(&in[10 * m], 10, MPI_DOUBLE, previous, m, MPI_COMM_WORLD, &requests[m]);
+    MPI_Isend(&out[10 * m], 10, MPI_DOUBLE, next, m, MPI_COMM_WORLD, &requests[3 + m]);
+  }
+  MPI_Waitall(6, requests.data(), MPI_STATUSES_IGNORE);
+  int one = 1, sum = 0;
+  MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Request barrier;
+  MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
+  MPI_Wait(&barrier, MPI_STATUS_IGNORE);
+  const mpi_time::Traffic sent = mpi_time::traffic() - before;
+  EXPECT_EQ(in[29], previous);
+  EXPECT_EQ(sent.messages, 3u);
+  EXPECT_EQ(sent.bytes, 3u * 10u * sizeof(double));
+  EXPECT_EQ(sent.collectives, 2u);
+}
+
 }  // namespace
 }  // namespace nendo
