@@ -53,6 +53,8 @@ class Space {
   // The grid ghost exchange for the current particle blocks, rebuilt only after they changed.
   GhostExchange& ghost();
   ParticleHalo& halo();  // built for the current particles
+  // Copies the halo held at its last build (0 if never built), without building it.
+  std::size_t halo_copies() const { return halo_.particles().size(); }
   ParticleMigration& migration() { return migration_; }
 
  private:

@@ -22,6 +22,20 @@ effects (two ranks sharing a memory bus) are kept apart as the measured 1 -> 2 r
 
     python3 jobs/scaling/model.py [--rate 1.64e6] [--per-rank 512000] [--alpha 1.5e-6 --beta 1.0e10]
     python3 jobs/scaling/model.py --planar 20x10x10 --split-x 10   # bytes of the 2-rank planar cut
+
+The particle methods (issue 34): powder PBD and slave SPH exchange particle halos, not grid windows.
+A rank's particles fill a cube of side L = (n / rho)^(1/3); its halo is every copy within one grid
+cell dx of it (decomposition/ParticleHalo.hpp), f times the planar count for nendo's Morton
+partition:
+
+  H = f rho ((L + 2 dx)^3 - L^3),   T(P) = I n / R + M alpha + H b / beta + C 2 ceil(log2 P) alpha
+
+  b  bytes sent per halo copy per step, M messages per step to 26 neighbours, C collective calls
+     per step: measured by `nendo run` on 2 ranks (its "per step and rank" line; halo copies
+     counted on the same run), R on one rank (docs/performance.md).
+
+    python3 jobs/scaling/model.py --method pbd_powder [--per-rank 203600]
+    python3 jobs/scaling/model.py --method slave_sph [--per-rank 203600]
 """
 import argparse
 import itertools
@@ -60,6 +74,43 @@ def cube_bytes(b, B):
     return exchange_bytes(owned, B)
 
 
+# Measured here (docs/scaling.md, "Powder PBD and slave SPH"): the step is a PBD frame (8 substeps x
+# 4 Jacobi iterations) or a slave SPH step (Delta t = 1 ms, ~14 CG iterations).
+PARTICLE_METHODS = {
+    "pbd_powder": dict(rate=1.75e6 / 32,   # particle-frames/s: 1.75 M particle-iterations/s, 1 M block
+                       density=8.0e6,      # particles per m^3 (spacing 5 mm)
+                       dx=0.02,            # grid cell = halo depth, m
+                       copy_bytes=5230,    # per halo copy per frame
+                       messages=90 / 1,    # per frame to each neighbour
+                       collectives=45),    # per frame
+    "slave_sph": dict(rate=0.395 * 562119,  # particle-steps/s, the 64^3 cube on the floor
+                      density=2.30e6,       # masters and slaves per m^3 (d = 1 cm, 1.2 slaves a master)
+                      dx=0.03,
+                      copy_bytes=2080,      # per halo copy per step
+                      messages=45 / 1,
+                      collectives=103),
+}
+
+
+def particle_model(args):
+    m = PARTICLE_METHODS[args.method]
+    n, rho, dx = args.per_rank, m["density"], m["dx"]
+    side = (n / rho) ** (1 / 3)
+    halo = args.surface * rho * ((side + 2 * dx) ** 3 - side ** 3)
+    volume, messages = halo * m["copy_bytes"], 26 * m["messages"]
+    t1 = n / m["rate"]
+    print(f"{args.method}: {n:.0f} particles per rank, a cube of {side:.3f} m; halo {halo:.0f} copies "
+          f"({halo / n:.2f} per particle, f {args.surface:g}), {volume:.3e} B and {messages:.0f} messages "
+          f"per step, {m['collectives']} collective calls; alpha {args.alpha:.2e} s, beta {args.beta:.2e} B/s")
+    print(f"{'ranks':>7} {'compute s':>10} {'p2p s':>10} {'coll s':>10} {'step s':>10} {'efficiency':>10}")
+    for p in (int(v) for v in args.ranks.split(",")):
+        comp, p2p, coll = (t1, 0.0, 0.0) if p == 1 else (
+            args.imbalance * t1, messages * args.alpha + volume / args.beta,
+            m["collectives"] * 2 * math.ceil(math.log2(p)) * args.alpha)
+        step = comp + p2p + coll
+        print(f"{p:>7} {comp:>10.4f} {p2p:>10.2e} {coll:>10.2e} {step:>10.4f} {t1 / step:>10.3f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rate", type=float, default=1.64e6, help="particle-steps/s per core on one rank")
@@ -74,7 +125,10 @@ def main():
     ap.add_argument("--planar", help="BXxBYxBZ: print the bytes of a planar cut of this block box at --split-x")
     ap.add_argument("--split-x", type=int, default=0)
     ap.add_argument("--ranks", default="1,2,100,1000,10000")
+    ap.add_argument("--method", default="mpm", choices=["mpm", *PARTICLE_METHODS])
     args = ap.parse_args()
+    if args.method != "mpm":
+        return particle_model(args)
 
     if args.planar:
         nx, ny, nz = (int(v) for v in args.planar.split("x"))

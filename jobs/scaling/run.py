@@ -64,6 +64,8 @@ STEPS_LINE = re.compile(r"nendo: (\d+) steps took ([0-9.]+) s \(max over ranks\)
                         r"particles per rank max/mean ([0-9.]+)")
 MPI_LINE = re.compile(r"MPI calls took ([0-9.]+)% of the step time \(mean over ranks; min ([0-9.]+)%, max "
                       r"([0-9.]+)%\); work per rank max/mean ([0-9.]+)")
+TRAFFIC_LINE = re.compile(r"per step and rank: ([0-9.]+) messages, ([0-9]+) bytes sent \(max ([0-9.]+), ([0-9]+)\); "
+                          r"([0-9.]+) collective calls; halo copies at the end ([0-9]+) \(max ([0-9]+)\)")
 PARTICLES_LINE = re.compile(r"nendo: \S+ \dD, (\d+) particles on (\d+) ranks")
 
 
@@ -94,12 +96,14 @@ def timed_run(args, method, kind, ranks):
     out = os.path.join(args.out, f"{method}-{kind}-{ranks}")
     steps = args.steps or METHODS[method][1]
     cmd, text = run_nendo(args, method, kind, ranks, steps, out, NO_OUTPUT)
-    s, m, p = STEPS_LINE.search(text), MPI_LINE.search(text), PARTICLES_LINE.search(text)
-    if not (s and m and p):
+    s, m, p, t = STEPS_LINE.search(text), MPI_LINE.search(text), PARTICLES_LINE.search(text), TRAFFIC_LINE.search(text)
+    if not (s and m and p and t):
         sys.exit(f"no timing lines in the output of {' '.join(cmd)}\n{text[-3000:]}")
     return {"method": method, "kind": kind, "ranks": ranks, "particles": int(p.group(1)), "steps": int(s.group(1)),
             "seconds": float(s.group(2)), "mpi_share": float(m.group(1)) / 100, "mpi_share_max": float(m.group(3)) / 100,
-            "work_imbalance": float(m.group(4)), "particle_imbalance": float(s.group(4))}
+            "work_imbalance": float(m.group(4)), "particle_imbalance": float(s.group(4)),
+            "messages_per_step": float(t.group(1)), "bytes_per_step": int(t.group(2)),
+            "collectives_per_step": float(t.group(5)), "halo_copies": int(t.group(6))}
 
 
 def pair_run(args, method):
@@ -175,7 +179,8 @@ def summarise(runs):
 
 
 COLUMNS = ["method", "kind", "ranks", "particles", "steps", "reps", "seconds", "seconds_all", "particle_steps_per_s",
-           "per_core", "speedup", "efficiency", "node_ceiling", "efficiency_vs_node", "mpi_share", "mpi_share_max", "particle_imbalance", "work_imbalance"]
+           "per_core", "speedup", "efficiency", "node_ceiling", "efficiency_vs_node", "mpi_share", "mpi_share_max", "particle_imbalance", "work_imbalance",
+           "messages_per_step", "bytes_per_step", "collectives_per_step", "halo_copies"]
 
 
 def write_csv(path, rows, columns):

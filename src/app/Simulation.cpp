@@ -145,19 +145,20 @@ void print_stage_profile(MPI_Comm comm, const Method& method, double wall) {
   if (mpi::rank(comm) == 0) fmt::print("{}\n", line);
 }
 
-// What a step sends, per rank (the weak-scaling model's volumes and counts, docs/scaling.md).
-void print_traffic(MPI_Comm comm, long steps, const mpi_time::Traffic& traffic) {
+// What a step sends, per rank (the weak-scaling model's volumes and counts, docs/scaling.md),
+// and the particle halo copies each rank holds at the end (particle methods).
+void print_traffic(MPI_Comm comm, long steps, const mpi_time::Traffic& traffic, std::size_t halo_copies) {
   if (steps <= 0) return;
-  double most[3] = {double(traffic.messages), double(traffic.bytes), double(traffic.collectives)}, sum[2];
-  double sent[2] = {double(traffic.messages), double(traffic.bytes)};
-  MPI_Allreduce(MPI_IN_PLACE, most, 3, MPI_DOUBLE, MPI_MAX, comm);
-  MPI_Allreduce(sent, sum, 2, MPI_DOUBLE, MPI_SUM, comm);
   const double n = double(steps), ranks = mpi::size(comm);
+  double most[4] = {traffic.messages / n, traffic.bytes / n, traffic.collectives / n, double(halo_copies)};
+  double sum[3] = {most[0], most[1], most[3]};
+  MPI_Allreduce(MPI_IN_PLACE, most, 4, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(MPI_IN_PLACE, sum, 3, MPI_DOUBLE, MPI_SUM, comm);
   if (mpi::rank(comm) == 0)
     fmt::print(
         "nendo: per step and rank: {:.1f} messages, {:.0f} bytes sent (max {:.1f}, {:.0f}); "
-        "{:.1f} collective calls\n",
-        sum[0] / ranks / n, sum[1] / ranks / n, most[0] / n, most[1] / n, most[2] / n);
+        "{:.1f} collective calls; halo copies at the end {:.0f} (max {:.0f})\n",
+        sum[0] / ranks, sum[1] / ranks, most[0], most[1], most[2], sum[2] / ranks, most[3]);
 }
 
 // The share of the steps spent in MPI calls (communication and the wait for slower ranks) and
@@ -165,7 +166,8 @@ void print_traffic(MPI_Comm comm, long steps, const mpi_time::Traffic& traffic) 
 // the rate of the steps alone (no set-up, output or checkpoints: validation.md §8) and the
 // particles per rank at the end; jobs/scaling/ reads both lines.
 void print_mpi_profile(MPI_Comm comm, double step_seconds, double mpi_seconds, long steps,
-                       std::size_t local_particles, const mpi_time::Traffic& traffic) {
+                       std::size_t local_particles, const mpi_time::Traffic& traffic,
+                       std::size_t halo_copies) {
   const double share = step_seconds > 0 ? mpi_seconds / step_seconds : 0, work = step_seconds - mpi_seconds;
   double shares[3] = {share, -share, share}, works[2] = {work, work};
   MPI_Allreduce(MPI_IN_PLACE, shares, 2, MPI_DOUBLE, MPI_MAX, comm);
@@ -190,7 +192,7 @@ void print_mpi_profile(MPI_Comm comm, double step_seconds, double mpi_seconds, l
         "max/mean {:.3f}\n",
         steps, seconds, seconds > 0 ? particles[1] * double(steps) / seconds : 0.0,
         particles[1] > 0 ? particles[0] * ranks / particles[1] : 1.0);
-  print_traffic(comm, steps, traffic);
+  print_traffic(comm, steps, traffic, halo_copies);
 }
 
 // Everything but the particles that the next step needs, for a checkpoint.
@@ -437,7 +439,7 @@ RunSummary advance(MPI_Comm comm, const Scene& scene, const RunOptions& options,
   summary.catalyst_executions = catalyst.executions(), summary.catalyst_seconds = catalyst.seconds();
   print_stage_profile(comm, method, summary.wall_seconds);
   print_mpi_profile(comm, step_seconds, step_mpi_seconds, summary.steps - summary.first_step,
-                    space.particles().size(), step_traffic);
+                    space.particles().size(), step_traffic, space.halo_copies());
   print_summary(comm, summary);
   warn_unused_petsc_options(comm);
   return summary;
