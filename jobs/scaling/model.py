@@ -80,15 +80,17 @@ PARTICLE_METHODS = {
     "pbd_powder": dict(rate=1.75e6 / 32,   # particle-frames/s: 1.75 M particle-iterations/s, 1 M block
                        density=8.0e6,      # particles per m^3 (spacing 5 mm)
                        dx=0.02,            # grid cell = halo depth, m
-                       copy_bytes=5230,    # per halo copy per frame
-                       messages=90 / 1,    # per frame to each neighbour
-                       collectives=45),    # per frame
+                       copy_bytes=5302,    # per halo copy per frame
+                       messages=97,        # per frame to each neighbour
+                       collectives=45,     # per frame
+                       surface=2.83),      # halo copies on 2 ranks / one planar cell layer
     "slave_sph": dict(rate=0.395 * 562119,  # particle-steps/s, the 64^3 cube on the floor
                       density=2.30e6,       # masters and slaves per m^3 (d = 1 cm, 1.2 slaves a master)
                       dx=0.03,
-                      copy_bytes=2080,      # per halo copy per step
-                      messages=45 / 1,
-                      collectives=103),
+                      copy_bytes=2069,      # per halo copy per step
+                      messages=44.5,
+                      collectives=103,
+                      surface=2.89),
 }
 
 
@@ -96,11 +98,12 @@ def particle_model(args):
     m = PARTICLE_METHODS[args.method]
     n, rho, dx = args.per_rank, m["density"], m["dx"]
     side = (n / rho) ** (1 / 3)
-    halo = args.surface * rho * ((side + 2 * dx) ** 3 - side ** 3)
+    surface = args.surface if args.surface != 1.0 else m["surface"]
+    halo = surface * rho * ((side + 2 * dx) ** 3 - side ** 3)
     volume, messages = halo * m["copy_bytes"], 26 * m["messages"]
     t1 = n / m["rate"]
     print(f"{args.method}: {n:.0f} particles per rank, a cube of {side:.3f} m; halo {halo:.0f} copies "
-          f"({halo / n:.2f} per particle, f {args.surface:g}), {volume:.3e} B and {messages:.0f} messages "
+          f"({halo / n:.2f} per particle, f {surface:g}), {volume:.3e} B and {messages:.0f} messages "
           f"per step, {m['collectives']} collective calls; alpha {args.alpha:.2e} s, beta {args.beta:.2e} B/s")
     print(f"{'ranks':>7} {'compute s':>10} {'p2p s':>10} {'coll s':>10} {'step s':>10} {'efficiency':>10}")
     for p in (int(v) for v in args.ranks.split(",")):
