@@ -4,7 +4,8 @@
 // every reader gets exactly the particles of its key range under the partition the run would reach
 // (Space::distribute from equal slices: same splitters, same particles in the same order), so no
 // particle moves after reading; readers whose range holds nothing read nothing. A checkpoint
-// without the row index, or one keyed by another grid, is not used to plan.
+// without the row index, or one keyed by another grid, is not used to plan; an index that does
+// not add up to the file's rows is damage, reported on every rank.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/CollectiveError.hpp"
 #include "core/Mpi.hpp"
 #include "decomposition/Space.hpp"
 #include "io/Checkpoint.hpp"
@@ -144,6 +146,30 @@ TEST(CheckpointRows, OnlyAnIndexOfTheSameGridPlans) {
   BlockGeometry larger_blocks = grid();
   larger_blocks.block = 8;
   EXPECT_FALSE(plans_restart(indexed.rows, larger_blocks));
+}
+
+TEST(CheckpointRows, AnIndexThatDisagreesWithTheParticlesIsReportedOnEveryRank) {
+  const std::string path = write("disagrees", true, true);
+  if (world_rank() == 0) {  // one more row in the first run than the file has
+    const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(file, 0);
+    const hid_t dataset = H5Dopen2(file, "/meta/rows", H5P_DEFAULT);
+    std::uint64_t first[2];
+    const hsize_t start[2] = {0, 0}, count[2] = {1, 2};
+    const hid_t space = H5Dget_space(dataset), memory = H5Screate_simple(2, count, nullptr);
+    H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count, nullptr);
+    EXPECT_GE(H5Dread(dataset, H5T_NATIVE_UINT64, memory, space, H5P_DEFAULT, first), 0);
+    ++first[1];
+    EXPECT_GE(H5Dwrite(dataset, H5T_NATIVE_UINT64, memory, space, H5P_DEFAULT, first), 0);
+    H5Sclose(memory), H5Sclose(space), H5Dclose(dataset), H5Fclose(file);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  try {
+    read_checkpoint_meta(MPI_COMM_WORLD, path);
+    ADD_FAILURE() << "the index was accepted";
+  } catch (const CollectiveError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": /meta/rows indexes"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
