@@ -8,7 +8,8 @@
 //                dx (float64) and block (int32): the block geometry the keys are of.
 // The rows of a rank are sorted by the block each particle sat in at its last migration; one that
 // moved since (within the method's slack) starts a run of its own, so R is about the number of
-// blocks. Checkpoints written before issue 34 have no /meta/rows.
+// blocks (mesh methods, which migrate only when their particle count changes, can have more after
+// large motions). Checkpoints written before issue 34 have no /meta/rows.
 #include <mpi.h>
 
 #include <cstdint>
@@ -67,9 +68,10 @@ struct RestartReads {
   std::vector<RowRange> rows;
 };
 // Collective. rows: the whole index on rank 0, its header on the others (read_checkpoint_meta);
-// splitters: the checkpoint's partition, kept on the rank count that wrote it. Rank 0 plans the
-// partition (else the balanced one) and sends each rank its rows, so no other rank holds the
-// index. None on every rank when the index cannot plan (plans_restart).
+// splitters: the checkpoint's partition, kept on the rank count that wrote it; on another count
+// rank 0 computes the balanced one (balanced_partition) and broadcasts it. Rank 0 then sends each
+// rank its rows, so no other rank holds the index. None on every rank when the index cannot plan
+// (plans_restart).
 std::optional<RestartReads> plan_restart_reads(MPI_Comm comm, const CheckpointRows& rows,
                                                const BlockGeometry& geometry,
                                                const std::vector<std::uint64_t>& splitters);
