@@ -8,7 +8,7 @@ namespace nendo {
 
 std::vector<std::uint64_t> block_weights(const ParticleBlocks& blocks, const BlockGeometry& geometry) {
   std::vector<std::uint64_t> w(blocks.count());
-  for (std::size_t b = 0; b < blocks.count(); ++b) w[b] = blocks.particles(b) + geometry.nodes_per_block();
+  for (std::size_t b = 0; b < blocks.count(); ++b) w[b] = block_weight(blocks.particles(b), geometry);
   return w;
 }
 

@@ -22,6 +22,10 @@ struct LoadBalancePolicy {
 // Work per block: its particles plus its grid nodes (P2G/G2P scale with the first, the grid update
 // with the second).
 std::vector<std::uint64_t> block_weights(const ParticleBlocks& blocks, const BlockGeometry& geometry);
+// The weight of one block of `particles` particles.
+inline std::uint64_t block_weight(std::uint64_t particles, const BlockGeometry& geometry) {
+  return particles + static_cast<std::uint64_t>(geometry.nodes_per_block());
+}
 // The counted weights rescaled so that they sum to this rank's measured work (in nanoseconds):
 // a rank whose blocks cost more per particle than the count says (more neighbours, a costlier
 // material, a slower core) hands over fewer of them. Unchanged when the rank counted or measured

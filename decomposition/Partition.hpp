@@ -21,6 +21,10 @@ class Partition {
   // allreduce of the total and one allreduce (min) of the P+1 splitters.
   static Partition balanced(MPI_Comm comm, const std::vector<BlockKey>& keys,
                             const std::vector<std::uint64_t>& weights);
+  // The same partition on one process, from every block's key (sorted) and weight: what
+  // balanced() gives over ranks ranks holding these blocks (a restart plans its reads with it).
+  static Partition balanced(int ranks, const std::vector<BlockKey>& keys,
+                            const std::vector<std::uint64_t>& weights);
   // Key ranges of equal length between min_key and max_key (a provisional partition for blocks
   // scattered over ranks in no particular order, before the first balance).
   static Partition uniform(int ranks, BlockKey min_key, BlockKey max_key);

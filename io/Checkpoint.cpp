@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <sstream>
+#include <type_traits>
 
 #include "core/CollectiveError.hpp"
 #include "core/Error.hpp"
+#include "core/Mpi.hpp"
 #include "io/Hdf5File.hpp"
 #include "io/ParticleFile.hpp"
 #include "io/ParticleReader.hpp"
@@ -52,6 +55,7 @@ void write_meta(const Hdf5File& file, const CheckpointMeta& meta) {
     file.write_vector("/meta/method/real/" + name, values);
   for (const auto& [name, values] : meta.method_state.integers)
     file.write_vector("/meta/method/integer/" + name, values);
+  write_checkpoint_rows(file, meta.rows);
   file.write_attribute(g, "complete", static_cast<std::int32_t>(1));  // last: the file is whole
 }
 
@@ -85,7 +89,45 @@ CheckpointMeta read_meta(const Hdf5File& file) {
     meta.method_state.reals[name] = file.read_vector<double>("/meta/method/real/" + name);
   for (const std::string& name : file.list("/meta/method/integer"))
     meta.method_state.integers[name] = file.read_vector<std::int64_t>("/meta/method/integer/" + name);
+  meta.rows = read_checkpoint_rows(file);
   return meta;
+}
+
+template <class T>
+void broadcast_value(T& value, MPI_Comm comm) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  MPI_Bcast(&value, static_cast<int>(sizeof(T)), MPI_BYTE, 0, comm);
+}
+
+template <class T>
+void broadcast_record(std::map<std::string, std::vector<T>>& record, MPI_Comm comm) {
+  std::uint64_t count = record.size();
+  broadcast_value(count, comm);
+  auto entry = record.begin();
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::string name = mpi::rank(comm) == 0 ? entry->first : std::string();
+    mpi::broadcast(name, 0, comm);
+    std::vector<T>& values = record[name];
+    mpi::broadcast(values, 0, comm);
+    if (mpi::rank(comm) == 0) ++entry;
+  }
+}
+
+// Collective: rank 0's meta on every rank.
+void broadcast(CheckpointMeta& meta, MPI_Comm comm) {
+  for (auto* value : {&meta.step, &meta.output_index, &meta.scheduled_through}) broadcast_value(*value, comm);
+  for (auto* value : {&meta.time, &meta.dt, &meta.next_output}) broadcast_value(*value, comm);
+  for (auto* value : {&meta.format, &meta.ranks}) broadcast_value(*value, comm);
+  broadcast_value(meta.finished, comm);
+  broadcast_value(meta.next_id, comm);
+  for (auto* text : {&meta.method, &meta.run_id, &meta.scene_text}) mpi::broadcast(*text, 0, comm);
+  std::string overrides = join_lines(meta.overrides);
+  mpi::broadcast(overrides, 0, comm);
+  meta.overrides = split_lines(overrides);
+  mpi::broadcast(meta.splitters, 0, comm);
+  broadcast_record(meta.method_state.reals, comm);
+  broadcast_record(meta.method_state.integers, comm);
+  broadcast_header(meta.rows, 0, comm);  // the index itself stays on rank 0 (plan_restart_reads)
 }
 
 }  // namespace
@@ -130,14 +172,15 @@ void write_checkpoint(MPI_Comm comm, const std::string& path, const ParticleSet&
 CheckpointMeta read_checkpoint_meta(MPI_Comm comm, const std::string& path) {
   std::string error;
   CheckpointMeta meta;
-  try {
-    Hdf5File file = Hdf5File::open_read(path, comm);
-    meta = read_meta(file);
-    file.close();
-  } catch (const Error& e) {
-    error = e.what();
+  if (mpi::rank(comm) == 0) {
+    try {
+      meta = read_checkpoint_meta(path);
+    } catch (const Error& e) {
+      error = e.what();
+    }
   }
   raise_collectively(comm, error);
+  broadcast(meta, comm);
   return meta;
 }
 
@@ -150,6 +193,11 @@ CheckpointMeta read_checkpoint_meta(const std::string& path) {
 
 ParticleSet read_checkpoint_particles(MPI_Comm comm, const std::string& path) {
   return ParticleReader::read(comm, path, nullptr, true);
+}
+
+ParticleSet read_checkpoint_particles(MPI_Comm comm, const std::string& path,
+                                      const std::vector<RowRange>& rows) {
+  return ParticleReader::read_rows(comm, path, rows, nullptr, true);
 }
 
 }  // namespace nendo

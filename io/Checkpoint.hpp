@@ -14,6 +14,7 @@
 //   /meta/splitters         the load-balance partition (uint64, ranks + 1)
 //   /meta/method/real/<name>, /meta/method/integer/<name>
 //                           the method's StateRecord
+//   /meta/rows              which rows lie in which block (io/CheckpointRows.hpp; since issue 34)
 // It is written through checkpoint_....h5.tmp, synced and renamed; a checkpoint without the
 // complete marker, with a checksum that does not match or that HDF5 cannot read is damaged.
 #include <mpi.h>
@@ -24,6 +25,7 @@
 
 #include "core/StateRecord.hpp"
 #include "decomposition/ParticleSet.hpp"
+#include "io/CheckpointRows.hpp"
 
 namespace nendo {
 
@@ -46,6 +48,9 @@ struct CheckpointMeta {
   std::vector<std::string> overrides;
   std::vector<std::uint64_t> splitters;
   StateRecord method_state;
+  // Not indexed: the file has no /meta/rows (or the writer gave none). After the collective
+  // read_checkpoint_meta, the runs are on rank 0 only (plan_restart_reads).
+  CheckpointRows rows;
 };
 
 // A checkpoint file and what it holds besides the particles.
@@ -68,12 +73,17 @@ void write_checkpoint(MPI_Comm comm, const std::string& path, const ParticleSet&
 
 // Collective. The meta data, after checking the completeness marker and the format; throws
 // nendo::CollectiveError naming the path and the problem when the file is not a complete
-// checkpoint of a format this build reads.
+// checkpoint of a format this build reads. Rank 0 alone opens the file; the others get its copy,
+// less the row index's runs.
 CheckpointMeta read_checkpoint_meta(MPI_Comm comm, const std::string& path);
 // One process, no MPI: the same, for `nendo info`.
 CheckpointMeta read_checkpoint_meta(const std::string& path);
 // Collective. Rank r of P gets the particles [r N / P, (r + 1) N / P) in file order, with every
 // checksum verified; throws nendo::CollectiveError when the file is damaged.
 ParticleSet read_checkpoint_particles(MPI_Comm comm, const std::string& path);
+// Collective. The same for the rows each rank lists (rows_owned of the meta's rows index), in row
+// order; every checksum is still verified over the whole file.
+ParticleSet read_checkpoint_particles(MPI_Comm comm, const std::string& path,
+                                      const std::vector<RowRange>& rows);
 
 }  // namespace nendo

@@ -76,6 +76,7 @@ Hdf5File Hdf5File::open_read(const std::string& path, MPI_Comm comm) {
   file.check_status(H5Pset_fapl_mpio(access.get(), comm, MPI_INFO_NULL), "set MPI-IO file access");
   file.file_ = Hdf5Id(
       file.check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, access.get()), "open file for reading"), H5Fclose);
+  ++opened_for_reading_;
   file.transfer_ = Hdf5Id(file.check(H5Pcreate(H5P_DATASET_XFER), "create transfer property list"), H5Pclose);
   file.check_status(H5Pset_dxpl_mpio(file.transfer_.get(), H5FD_MPIO_COLLECTIVE), "set collective transfer");
   return file;
@@ -86,6 +87,7 @@ Hdf5File Hdf5File::open_read_serial(const std::string& path) {
   Hdf5File file(path, false);
   file.file_ = Hdf5Id(file.check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open file for reading"),
                       H5Fclose);
+  ++opened_for_reading_;
   return file;
 }
 

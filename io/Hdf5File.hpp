@@ -55,6 +55,9 @@ class Hdf5File {
   static Hdf5File open_read(const std::string& path, MPI_Comm comm);
   // One process: opens path read-only with the default driver (no MPI involved).
   static Hdf5File open_read_serial(const std::string& path);
+  // How many files this process has opened for reading (open_read and open_read_serial), so a
+  // test can tell which ranks read a file.
+  static std::uint64_t opened_for_reading() { return opened_for_reading_; }
 
   Hdf5File(const Hdf5File&) = delete;
   Hdf5File& operator=(const Hdf5File&) = delete;
@@ -132,6 +135,8 @@ class Hdf5File {
                           const std::function<herr_t(void*)>& read) const;
   void write_small_dataset(const std::string& name, hid_t file_type, hid_t memory_type, hid_t space,
                            const void* data) const;
+
+  static inline std::uint64_t opened_for_reading_ = 0;
 
   std::string path_;
   bool parallel_ = false;

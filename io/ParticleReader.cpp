@@ -115,6 +115,34 @@ ParticleFileInfo read_header(const Hdf5File& file) {
   return info;
 }
 
+// This rank's rows of the file: checked against its count, with their total.
+std::uint64_t selected_rows(const std::string& path, const std::vector<RowRange>& rows, std::uint64_t count) {
+  std::uint64_t total = 0, end = 0;
+  for (const RowRange& range : rows) {
+    if (range.first < end || range.first + range.count > count || range.first + range.count < range.first)
+      throw Error("particle file " + path + ": rows [" + std::to_string(range.first) + ", " +
+                  std::to_string(range.first + range.count) + ") are not ascending within its " +
+                  std::to_string(count) + " rows");
+    end = range.first + range.count;
+    total += range.count;
+  }
+  return total;
+}
+
+// The rows into file_space's selection (none for no rows).
+void select_rows(const Hdf5File& file, hid_t file_space, const std::vector<RowRange>& rows, int components,
+                 const std::string& what) {
+  file.check_status(H5Sselect_none(file_space), what);
+  H5S_seloper_t operation = H5S_SELECT_SET;
+  for (const RowRange& range : rows) {
+    if (range.count == 0) continue;
+    const hsize_t start[2] = {range.first, 0};
+    const hsize_t block[2] = {range.count, static_cast<hsize_t>(components)};
+    file.check_status(H5Sselect_hyperslab(file_space, operation, start, nullptr, block, nullptr), what);
+    operation = H5S_SELECT_OR;
+  }
+}
+
 }  // namespace
 
 ParticleFileInfo ParticleReader::describe(const std::string& path) {
@@ -124,9 +152,24 @@ ParticleFileInfo ParticleReader::describe(const std::string& path) {
   return info;
 }
 
-ParticleSet ParticleReader::read(MPI_Comm comm, const std::string& path, ParticleFileInfo* info_out,
+ParticleSet ParticleReader::read(MPI_Comm comm, const std::string& path, ParticleFileInfo* info,
                                  bool verify_checksums) {
-  const int rank = mpi::rank(comm), ranks = mpi::size(comm);
+  const std::uint64_t rank = mpi::rank(comm), ranks = mpi::size(comm);
+  const RowsOf slice = [&](std::uint64_t count) {
+    return std::vector<RowRange>{{count * rank / ranks, count * (rank + 1) / ranks - count * rank / ranks}};
+  };
+  return read_selected(comm, path, slice, info, verify_checksums);
+}
+
+ParticleSet ParticleReader::read_rows(MPI_Comm comm, const std::string& path,
+                                      const std::vector<RowRange>& rows, ParticleFileInfo* info,
+                                      bool verify_checksums) {
+  return read_selected(
+      comm, path, [&](std::uint64_t) { return rows; }, info, verify_checksums);
+}
+
+ParticleSet ParticleReader::read_selected(MPI_Comm comm, const std::string& path, const RowsOf& rows_of,
+                                          ParticleFileInfo* info_out, bool verify_checksums) {
   std::string error;
   ParticleFileInfo info;
   ParticleSet particles(3);
@@ -134,8 +177,8 @@ ParticleSet ParticleReader::read(MPI_Comm comm, const std::string& path, Particl
   try {
     Hdf5File file = Hdf5File::open_read(path, comm);
     info = read_header(file);
-    const std::uint64_t begin = info.count * rank / ranks, end = info.count * (rank + 1) / ranks;
-    const std::uint64_t count = end - begin;
+    const std::vector<RowRange> rows = rows_of(info.count);
+    const std::uint64_t count = selected_rows(path, rows, info.count);
     particles = ParticleSet(info.dimension);
     for (const ParticleFileField& field : info.fields)
       particles.add_field(field.name, field.type, field.components);
@@ -152,28 +195,28 @@ ParticleSet ParticleReader::read(MPI_Comm comm, const std::string& path, Particl
       }
       Hdf5Id file_space(file.check(H5Dget_space(dataset.get()), what), H5Sclose);
       const int dims = field.components == 1 ? 1 : 2;
-      Hdf5Id memory_space;
+      select_rows(file, file_space.get(), rows, field.components, what);
+      const hsize_t block[2] = {std::max<hsize_t>(count, 1), static_cast<hsize_t>(field.components)};
+      Hdf5Id memory_space(file.check(H5Screate_simple(dims, block, nullptr), what), H5Sclose);
       static char no_data = 0;
-      void* data = particles.field(field.name).raw();
-      if (count > 0) {
-        const hsize_t start[2] = {begin, 0};
-        const hsize_t block[2] = {count, static_cast<hsize_t>(field.components)};
-        file.check_status(
-            H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, block, nullptr), what);
-        memory_space = Hdf5Id(file.check(H5Screate_simple(dims, block, nullptr), what), H5Sclose);
-      } else {
-        const hsize_t one[2] = {1, static_cast<hsize_t>(field.components)};
-        file.check_status(H5Sselect_none(file_space.get()), what);
-        memory_space = Hdf5Id(file.check(H5Screate_simple(dims, one, nullptr), what), H5Sclose);
+      void* data = &no_data;
+      if (count > 0)
+        data = particles.field(field.name).raw();
+      else
         file.check_status(H5Sselect_none(memory_space.get()), what);
-        data = &no_data;
-      }
       file.check_status(H5Dread(dataset.get(), memory_type(field.type), memory_space.get(), file_space.get(),
                                 file.transfer(), data),
                         what);
       if (verify_checksums) {
         const ParticleField& read = particles.field(field.name);
-        computed.push_back(rows_checksum(read.raw(), read.bytes_per_particle(), begin, count));
+        const auto* bytes = static_cast<const unsigned char*>(read.raw());
+        std::uint64_t sum = 0, at = 0;
+        for (const RowRange& range : rows) {
+          sum += rows_checksum(bytes + at * read.bytes_per_particle(), read.bytes_per_particle(), range.first,
+                               range.count);
+          at += range.count;
+        }
+        computed.push_back(sum);
       }
     }
     file.close();

@@ -3,12 +3,21 @@
 // XDMF series on restart, and restarts from output files.
 #include <mpi.h>
 
+#include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "decomposition/ParticleSet.hpp"
 #include "io/ParticleFile.hpp"
 
 namespace nendo {
+
+// Rows [first, first + count) of a particle file.
+struct RowRange {
+  std::uint64_t first = 0;
+  std::uint64_t count = 0;
+};
 
 class ParticleReader {
  public:
@@ -25,6 +34,15 @@ class ParticleReader {
   // (nendo::CollectiveError) naming the file.
   static ParticleSet read(MPI_Comm comm, const std::string& path, ParticleFileInfo* info = nullptr,
                           bool verify_checksums = false);
+  // The same, but each rank gets the rows it lists (ascending and disjoint, possibly none), in row
+  // order; a range beyond the file's rows is an error.
+  static ParticleSet read_rows(MPI_Comm comm, const std::string& path, const std::vector<RowRange>& rows,
+                               ParticleFileInfo* info = nullptr, bool verify_checksums = false);
+
+ private:
+  using RowsOf = std::function<std::vector<RowRange>(std::uint64_t count)>;
+  static ParticleSet read_selected(MPI_Comm comm, const std::string& path, const RowsOf& rows_of,
+                                   ParticleFileInfo* info, bool verify_checksums);
 };
 
 }  // namespace nendo

@@ -42,6 +42,18 @@ void check_scene(const std::string& path, const CheckpointMeta& meta, const Scen
                   path, list));
 }
 
+// The particles of this rank's key range under the partition the restarted run takes, when the
+// checkpoint's row index can plan it (plan_restart_reads); else an equal slice of the rows.
+ParticleSet read_share(MPI_Comm comm, const std::string& path, const Scene& scene, Resumed& resumed) {
+  const CheckpointMeta& meta = resumed.checkpoint.meta;
+  const std::optional<RestartReads> reads =
+      plan_restart_reads(comm, meta.rows, geometry_of(scene), meta.splitters);
+  std::vector<BlockRun>().swap(resumed.checkpoint.meta.rows.runs);  // rank 0's index: used up
+  if (!reads) return read_checkpoint_particles(comm, path);
+  resumed.partition = reads->partition;
+  return read_checkpoint_particles(comm, path, reads->rows);
+}
+
 // The checkpoint's fields copied into the method's layout; a field the method needs and the file
 // lacks (after a scene change) is an error.
 ParticleSet in_method_layout(const std::string& path, ParticleSet read, const Method& method) {
@@ -78,7 +90,7 @@ Resumed load_restart(MPI_Comm comm, const std::string& which, const std::string&
     try {
       resumed.checkpoint.meta = read_checkpoint_meta(comm, path);
       check_scene(path, resumed.checkpoint.meta, scene, allow_scene_change);
-      resumed.particles = in_method_layout(path, read_checkpoint_particles(comm, path), method);
+      resumed.particles = in_method_layout(path, read_share(comm, path, scene, resumed), method);
       return resumed;
     } catch (const RestartError&) {
       throw;

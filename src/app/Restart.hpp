@@ -3,9 +3,11 @@
 // scene, and reading its particles into the method's field layout.
 #include <mpi.h>
 
+#include <optional>
 #include <string>
 
 #include "decomposition/ParticleSet.hpp"
+#include "decomposition/Partition.hpp"
 #include "io/Checkpoint.hpp"
 #include "methods/Method.hpp"
 #include "scene/Scene.hpp"
@@ -21,7 +23,12 @@ class RestartError : public InputError {
 
 struct Resumed {
   Checkpoint checkpoint;
-  ParticleSet particles{3};  // this rank's contiguous chunk, laid out as make_particles(method) is
+  // The partition the run resumes on, when the checkpoint's row index planned it (else the run
+  // finds it from the particles, Space::distribute).
+  std::optional<Partition> partition;
+  // Laid out as make_particles(method) is: with a partition, the particles of this rank's key
+  // range (none need to move); without, an equal slice of the file's rows.
+  ParticleSet particles{3};
 };
 
 // Collective. which: "latest" (the newest good checkpoint in directory; damaged ones are renamed

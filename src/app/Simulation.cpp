@@ -211,6 +211,7 @@ CheckpointMeta checkpoint_meta(const Scene& scene, const Space& space, const Met
   meta.overrides = scene.overrides;
   meta.splitters.assign(space.partition().splitters().begin(), space.partition().splitters().end());
   meta.method_state = method.save_state();
+  meta.rows = checkpoint_rows(space.comm(), space.particles(), space.geometry());
   const ParticleSet& ps = space.particles();
   std::uint64_t next_id = 0;
   for (std::size_t p = 0; p < ps.size(); ++p) next_id = std::max<std::uint64_t>(next_id, ps.ids()[p] + 1);
@@ -232,22 +233,47 @@ void refuse_unstable_fixed_step(const Scene& scene, const Method& method, const 
                                *scene.time.dt, limit, scene.method));
 }
 
+// What a restart read: the particles and bytes over all ranks and on the rank with the most, and
+// how many had to move to their owner afterwards (none when the row index planned the reads).
+void report_restart_read(MPI_Comm comm, const Resumed& resumed, std::size_t particles_read,
+                         std::size_t bytes_per_particle, std::size_t particles_sent) {
+  std::uint64_t read[2] = {particles_read, particles_read}, sent = particles_sent;
+  MPI_Allreduce(MPI_IN_PLACE, &read[0], 1, MPI_UINT64_T, MPI_SUM, comm);
+  MPI_Allreduce(MPI_IN_PLACE, &read[1], 1, MPI_UINT64_T, MPI_MAX, comm);
+  MPI_Allreduce(MPI_IN_PLACE, &sent, 1, MPI_UINT64_T, MPI_SUM, comm);
+  if (mpi::rank(comm) != 0) return;
+  const std::string how =
+      resumed.partition ? fmt::format("by its row index of {} runs", resumed.checkpoint.meta.rows.total_runs)
+                        : "in equal slices (the checkpoint has no row index for this grid)";
+  fmt::print(
+      "nendo: restart: read {} particles ({} bytes) {}, max per rank {} ({} bytes); {} moved to "
+      "another rank after reading\n",
+      read[0], read[0] * bytes_per_particle, how, read[1], read[1] * bytes_per_particle, sent);
+}
+
 // A fresh run seeds the bodies; a restart reads the checkpoint and lands the particles on the
-// partition they were written with when the rank count is the same (else a balanced one).
+// partition they were written with when the rank count is the same (else a balanced one): the one
+// its row index planned when it has one.
 std::unique_ptr<Space> make_space(MPI_Comm comm, const Scene& scene, Method& method,
                                   const std::optional<Resumed>& resumed, ParticleSet particles) {
   if (!resumed) method.seed(comm, scene, particles);
+  const std::size_t particles_read = particles.size(), bytes_per_particle = particles.bytes_per_particle();
   auto space = std::make_unique<Space>(comm, geometry_of(scene), std::move(particles));
   const std::vector<std::uint64_t>& splitters =
       resumed ? resumed->checkpoint.meta.splitters : std::vector<std::uint64_t>{};
-  if (resumed && static_cast<int>(splitters.size()) == mpi::size(comm) + 1)
+  if (resumed && resumed->partition)
+    space->distribute(*resumed->partition);
+  else if (resumed && static_cast<int>(splitters.size()) == mpi::size(comm) + 1)
     space->distribute(Partition(std::vector<BlockKey>(splitters.begin(), splitters.end())));
   else
     space->distribute();
-  if (resumed)
+  if (resumed) {
+    report_restart_read(comm, *resumed, particles_read, bytes_per_particle,
+                        space->migration().particles_sent());
     method.restore(*space, resumed->checkpoint.meta.method_state);
-  else
+  } else {
     method.initialize(*space);
+  }
   return space;
 }
 

@@ -8,8 +8,10 @@ scene on a ranks up to step k (its final checkpoint), then resumes with --restar
 ranks to the end. The final checkpoint (every particle field, sorted by id), every output file and
 diagnostics.csv (energies and momenta included) must equal the reference's bit for bit. One case stops
 twice (2>3>1). One case writes its checkpoint on 16 ranks, most of which own nothing, and resumes
-on 3 (16>3): the 16-rank leg's outputs are checked against the 1-rank reference too. For one scene (mpm-snow-2d), one resumes from an explicit FILE, a feature of the
-command line that does not depend on the method.
+on 3 (16>3): the 16-rank leg's outputs are checked against the 1-rank reference too. For one scene
+(mpm-snow-2d), one resumes from an explicit FILE, a feature of the command line that does not
+depend on the method. Every restart reads each rank's share of the checkpoint by its row index: no
+particle moves after reading.
 
 Usage: restart_test.py NENDO_BINARY WORK_DIR SCENE
 """
@@ -101,6 +103,8 @@ class Restart(unittest.TestCase):
             more = ["--steps", str(stops[i])] if i < len(stops) else []
             done = run(directory, r, "--restart", "latest", "--set", "checkpoint.every_steps=7", *more)
             self.assertIn("restarting from", done.stdout)
+            # Each rank read the rows of its key range (the checkpoint's row index): nothing moved.
+            self.assertRegex(done.stdout, r"restart: read \d+ particles .*; 0 moved to another rank after reading\n")
         self.compare_with_reference(directory, label)
 
     def test_same_rank_count(self):

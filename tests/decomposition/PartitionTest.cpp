@@ -1,6 +1,7 @@
 // Partition: rank r owns the block keys [split_r, split_{r+1}); owner() is a binary search;
 // balanced() cuts the key-ordered blocks into runs of nearly equal weight and depends only on the
-// weights, not on which rank held which block before.
+// weights, not on which rank held which block before; computed on one process from every block
+// (what a restart plans its reads with), it gives the same splitters.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -206,6 +207,8 @@ void expect_balanced(const GlobalBlocks& g, const char* what) {
   std::uint64_t total = 0, heaviest = 0;
   for (auto w : g.weights) total += w, heaviest = std::max(heaviest, w);
   const std::vector<BlockKey> expected = expected_splitters(g.keys, g.weights, ranks);
+  EXPECT_EQ(Partition::balanced(ranks, g.keys, g.weights).splitters(), expected)
+      << what << ", on one process";
   for (int kind = 0; kind < 6; ++kind) {
     const Partition p = balance_with_layout(g, kind);
     // Every rank computed the same splitters.
@@ -271,6 +274,7 @@ TEST(PartitionBalanced, NoWeightGivesEverythingToRankZero) {
   const int ranks = mpi::size(MPI_COMM_WORLD);
   const Partition initial(ranks);
   EXPECT_EQ(Partition::balanced(MPI_COMM_WORLD, {}, {}), initial) << "no blocks anywhere";
+  EXPECT_EQ(Partition::balanced(ranks, {}, {}), initial) << "no blocks, on one process";
   const GlobalBlocks g = make_blocks(25, 6, [](std::size_t) { return 0; });
   for (int kind = 0; kind < 4; ++kind) {
     const Partition p = balance_with_layout(g, kind);
