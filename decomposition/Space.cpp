@@ -26,15 +26,64 @@ std::uint64_t Space::global_particles() const {
   return total;
 }
 
+namespace {
+
+// The balanced partition of blocks that lie anywhere (a block's particles may be on several
+// ranks): each rank sends its blocks' particle counts to their owners in `provisional`, a
+// partition in key order, which merge them and place the splitters as Partition::balanced does
+// with the blocks gathered there. The same partition as moving the particles there first.
+Partition balanced_by_counts(MPI_Comm comm, const ParticleBlocks& blocks, const BlockGeometry& geometry,
+                             const Partition& provisional) {
+  const int ranks = provisional.ranks();
+  std::vector<int> send_counts(ranks, 0), recv_counts(ranks), send_at(ranks + 1, 0), recv_at(ranks + 1, 0);
+  std::vector<std::uint64_t> sent;  // (key, particles) per block, in key order, so by owner
+  for (std::size_t b = 0; b < blocks.count(); ++b) {
+    send_counts[provisional.owner(blocks.keys[b])] += 2;
+    sent.push_back(blocks.keys[b]);
+    sent.push_back(blocks.particles(b));
+  }
+  MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm);
+  for (int r = 0; r < ranks; ++r) {
+    send_at[r + 1] = send_at[r] + send_counts[r];
+    recv_at[r + 1] = recv_at[r] + recv_counts[r];
+  }
+  std::vector<std::uint64_t> received(recv_at[ranks]);
+  MPI_Alltoallv(sent.data(), send_counts.data(), send_at.data(), MPI_UINT64_T, received.data(),
+                recv_counts.data(), recv_at.data(), MPI_UINT64_T, comm);
+  std::vector<std::pair<BlockKey, std::uint64_t>> counts;
+  for (std::size_t k = 0; k < received.size(); k += 2) counts.emplace_back(received[k], received[k + 1]);
+  std::sort(counts.begin(), counts.end());
+  std::vector<BlockKey> keys;
+  std::vector<std::uint64_t> weights;  // as block_weights: particles plus the block's nodes
+  for (const auto& [key, particles] : counts) {
+    if (keys.empty() || keys.back() != key) {
+      keys.push_back(key);
+      weights.push_back(geometry.nodes_per_block());
+    }
+    weights.back() += particles;
+  }
+  return Partition::balanced(comm, keys, weights);
+}
+
+}  // namespace
+
 void Space::distribute() {
   BlockKey lo = blocks_.keys.empty() ? kBlockKeyEnd : blocks_.keys.front();
   BlockKey hi = blocks_.keys.empty() ? 0 : blocks_.keys.back();
   BlockKey global_lo = 0, global_hi = 0;
   MPI_Allreduce(&lo, &global_lo, 1, MPI_UINT64_T, MPI_MIN, comm_);
   MPI_Allreduce(&hi, &global_hi, 1, MPI_UINT64_T, MPI_MAX, comm_);
-  if (global_lo <= global_hi) partition_ = Partition::uniform(ranks(), global_lo, global_hi);
+  // Only the blocks' counts visit the provisional key-range partition: the particles move once,
+  // to the balanced one, so that no rank holds more than its share on the way (a key range can
+  // hold most of the particles).
+  if (global_lo > global_hi) {  // no particles anywhere
+    migrate();
+    rebalance();
+    return;
+  }
+  partition_ =
+      balanced_by_counts(comm_, blocks_, geometry_, Partition::uniform(ranks(), global_lo, global_hi));
   migrate();
-  rebalance();
 }
 
 void Space::distribute(const Partition& partition) {

@@ -26,8 +26,8 @@ class Space {
   const ParticleBlocks& blocks() const { return blocks_; }
   std::uint64_t global_particles() const;
 
-  // Particles may start on any rank (seeding splits work by lattice index, not by space): move
-  // them to a provisional key-range partition, then balance. Collective.
+  // Particles may start on any rank (seeding splits work by lattice index, not by space): balance
+  // their blocks' counts on a provisional key-range partition, then move them once. Collective.
   void distribute();
   // The same onto a known partition of the same rank count (a checkpoint's), without balancing.
   void distribute(const Partition& partition);

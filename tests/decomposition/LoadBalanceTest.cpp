@@ -2,7 +2,9 @@
 // by count, and stays so; when rank 0 reports its work three times as costly per particle (a
 // costlier material, more neighbours), the time weights move blocks off it until the loads are
 // even again — counting the moved blocks at the cost they carry with them; the particles all
-// survive the move. Run on 1-4 ranks; rank 0 starts with every particle.
+// survive the move. Run on 1-4 ranks; rank 0 starts with every particle. distribute() moves each
+// particle once, straight to the balanced partition (issue 34), the one that moving them to a
+// key-range partition first and balancing there gives.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -78,6 +80,49 @@ TEST(LoadBalance, ASlowRankHandsOverBlocksByTime) {
   }
   for (std::size_t p = 0; p < space.particles().size(); ++p)
     ASSERT_EQ(space.partition().owner(space.geometry().key_of(&space.particles().positions()[2 * p])), rank);
+}
+
+// A long strip of particles split by index, as seeding splits a lattice: its key range is uneven,
+// so the provisional key-range partition is not the balanced one.
+std::unique_ptr<Space> strip(MPI_Comm comm, const std::vector<Real>& positions) {
+  BlockGeometry g;
+  g.dimension = 2, g.dx = 1.0, g.block = 4;
+  const std::size_t n = positions.size() / 2, rank = mpi::rank(comm), ranks = mpi::size(comm);
+  const std::size_t first = n * rank / ranks, last = n * (rank + 1) / ranks;
+  ParticleSet ps(2);
+  ps.resize(last - first);
+  for (std::size_t i = first; i < last; ++i) {
+    ps.ids()[i - first] = static_cast<ParticleId>(i);
+    std::copy_n(&positions[2 * i], 2, ps.positions() + 2 * (i - first));
+  }
+  return std::make_unique<Space>(comm, g, std::move(ps));
+}
+
+TEST(LoadBalance, DistributeMovesEachParticleOnceToTheBalancedPartition) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  std::vector<Real> positions;
+  for (int j = 0; j < 6; ++j)
+    for (int i = 0; i < 200; ++i) positions.insert(positions.end(), {i + 0.5, j + 0.5});
+  // The partition of the earlier two-step start: a key-range partition, then balanced there.
+  const std::unique_ptr<Space> two_step = strip(comm, positions);
+  {
+    std::vector<BlockKey> keys = two_step->blocks().keys;
+    BlockKey lo = keys.empty() ? kBlockKeyEnd : keys.front(), hi = keys.empty() ? 0 : keys.back();
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, comm);
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, comm);
+    two_step->distribute(Partition::uniform(mpi::size(comm), lo, hi));
+    two_step->rebalance();
+  }
+  const std::unique_ptr<Space> space = strip(comm, positions);
+  space->distribute();
+  EXPECT_TRUE(space->partition() == two_step->partition());
+  EXPECT_EQ(total(comm, space->particles().size()), positions.size() / 2);
+  EXPECT_LE(total(comm, space->migration().particles_sent()), positions.size() / 2);
+  // Started on their owners, the particles stay there: none visits a key-range owner.
+  const std::unique_ptr<Space> again = std::make_unique<Space>(comm, space->geometry(), space->particles());
+  again->distribute();
+  EXPECT_TRUE(again->partition() == space->partition());
+  EXPECT_EQ(total(comm, again->migration().particles_sent()), 0u);
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
 // The precomputation of spec 001 §5 (P1-P7): meshes and examples, lumped masses, 1-rings, each
-// region's rest data and example stretches, and the projections of the groups. Rank 0 meshes the
-// bodies and makes the examples, every rank receives them and sets up its share of the vertices
-// (vertex indices [rN/P, (r+1)N/P) of each body, as the particle seeder splits lattices); the
-// group Gram matrices L_G^T L_G are summed over ranks as integers, so the setup, like the steps,
-// does not depend on the rank count.
+// region's rest data and example stretches, and the projections of the groups. Each rank sets up
+// its share of the vertices (vertex indices [rN/P, (r+1)N/P) of each body, as the particle seeder
+// splits lattices) from its share of the mesh (BodyShare.hpp: those vertices, their region
+// members and the tets around the members), kept in the whole mesh's vertex and tet order so that
+// every sum runs as over the whole mesh; the group Gram matrices L_G^T L_G are summed over ranks
+// as integers, so the setup, like the steps, does not depend on the rank count.
 #include <fmt/format.h>
 
 #include <Eigen/Eigenvalues>
@@ -12,12 +13,9 @@
 #include <cmath>
 
 #include "bodies/BodySeeder.hpp"
-#include "bodies/TetMesher.hpp"
-#include "core/CollectiveError.hpp"
-#include "core/Mpi.hpp"
 #include "core/ReproducibleSum.hpp"
+#include "methods/shape_matching/BodyShare.hpp"
 #include "methods/shape_matching/ExampleProjection.hpp"
-#include "methods/shape_matching/ExampleShapes.hpp"
 #include "methods/shape_matching/RegionPolar.hpp"
 #include "methods/shape_matching/ShapeMatching.hpp"
 
@@ -27,32 +25,8 @@ namespace shape_matching {
 using RowMat3 = Eigen::Matrix<Real, 3, 3, Eigen::RowMajor>;
 using MatX = Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic>;
 
-// A body's mesh and examples, the same on every rank.
-struct BodyMesh {
-  TetMesh mesh;
-  std::vector<std::vector<Real>> examples;  // x^1..x^n
-};
-
-// P1: meshed (or read) on rank 0 and sent to every rank; an error there stops every rank.
-BodyMesh load_body(MPI_Comm comm, const BodySettings& body, Real spacing) {
-  BodyMesh b;
-  std::string error;
-  if (mpi::rank(comm) == 0) try {
-      b.mesh = body_tet_mesh(body, spacing);
-      for (const ExampleSettings& example : body.method_keys.get<ShapeMatchingBody>().examples)
-        b.examples.push_back(example_shape(example, b.mesh));
-    } catch (const Error& e) {
-      error = e.what();
-    }
-  raise_collectively(comm, error);
-  mpi::broadcast(b.mesh.vertices, 0, comm);
-  mpi::broadcast(b.mesh.tets, 0, comm);
-  b.examples.resize(body.method_keys.get<ShapeMatchingBody>().examples.size());
-  for (auto& x : b.examples) mpi::broadcast(x, 0, comm);
-  return b;
-}
-
-// P3: N_r = {r} ∪ 1-ring(r) of every vertex, sorted (CSR).
+// P3: N_r = {r} ∪ 1-ring(r) of every vertex of a mesh part, sorted (CSR; complete for the vertices
+// whose every tet is in the part).
 struct Rings {
   std::vector<std::int64_t> offset;
   std::vector<std::int32_t> member;
@@ -86,17 +60,6 @@ Rings rings_of(const TetMesh& mesh) {
   return rings;
 }
 
-Real longest_edge(const TetMesh& mesh) {
-  Real longest = 0;
-  for (std::size_t t = 0; t < mesh.tet_count(); ++t)
-    for (int a = 0; a < 4; ++a)
-      for (int b = a + 1; b < 4; ++b) {
-        const Real *p = mesh.vertex(mesh.tets[4 * t + a]), *q = mesh.vertex(mesh.tets[4 * t + b]);
-        longest = std::max(longest, std::hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]));
-      }
-  return longest;
-}
-
 // The pseudo-inverse of a symmetric positive semi-definite Gram matrix (P7): eigenvalues below
 // 1e-20 of the largest (σ < 1e-10 σ_max) or below 1e-20 (stretch differences under 1e-10, which
 // only round-off makes) count as zero.
@@ -116,58 +79,53 @@ std::array<Real, 6> descriptor_scale(const ShapeMatchingSettings& settings) {
   return {1, 1, 1, off, off, off};
 }
 
-// One body as every vertex's set-up reads it: mesh, examples, 1-rings, lumped masses (P2:
-// m_i = Σ ρ V_t / 4, m̃_i = m_i / |ℜ_i| with ℜ_i = N_i for 1-rings, A1) and the slabs' extent.
+// One body as its vertices' set-up reads it: this rank's share of the mesh and examples, 1-rings,
+// lumped masses (P2: m_i = Σ ρ V_t / 4, m̃_i = m_i / |ℜ_i| with ℜ_i = N_i for 1-rings, A1) and the
+// slabs' extent. Indices are the share's (BodyShare::local), ids the whole body's.
 struct BodySetup {
   const BodySettings& settings;
   const ShapeMatchingBody& keys;  // the shape_matching keys of the body
   std::string where;              // "scene.yaml: bodies[b]" for errors
-  BodyMesh shape;
+  BodyShare shape;
   Rings rings;
   Real density;
   std::vector<Real> mass, share;
-  Real slab_lo = INFINITY, slab_hi = -INFINITY;
 
   BodySetup(MPI_Comm comm, const Scene& scene, std::size_t b, Real density_)
       : settings(scene.bodies[b]),
         keys(settings.method_keys.get<ShapeMatchingBody>()),
         where(fmt::format("{}: bodies[{}]", scene.source_path, b)),
-        shape(load_body(comm, settings, scene.grid.dx / settings.particles_per_cell)),
-        rings(rings_of(shape.mesh)),
+        shape(load_body_share(comm, settings, scene.grid.dx / settings.particles_per_cell)),
+        rings(rings_of(shape.part.mesh)),
         density(density_) {
-    const TetMesh& mesh = shape.mesh;
-    const Real edge = longest_edge(mesh);
-    if (scene.grid.dx < 1.2 * edge)
+    const TetMesh& mesh = shape.part.mesh;
+    if (scene.grid.dx < 1.2 * shape.longest_edge)
       throw Error(
           fmt::format("{}: its mesh has edges up to {:.4g} m, but grid.dx = {:.4g} m must exceed 1.2 times "
                       "that (the particle halo is one cell: every region member must be in it); raise "
                       "grid.dx or particles_per_cell",
-                      where, edge, scene.grid.dx));
+                      where, shape.longest_edge, scene.grid.dx));
     mass.assign(mesh.vertex_count(), 0.0);
     for (std::size_t t = 0; t < mesh.tet_count(); ++t)
       for (int a = 0; a < 4; ++a) mass[mesh.tets[4 * t + a]] += density * std::fabs(mesh.volume(t)) / 4;
     share.resize(mass.size());
     for (std::size_t v = 0; v < mass.size(); ++v) share[v] = mass[v] / static_cast<Real>(rings.size(v));
-    for (std::size_t v = 0; v < mass.size(); ++v) {
-      slab_lo = std::min(slab_lo, mesh.vertex(v)[keys.group_axis]);
-      slab_hi = std::max(slab_hi, mesh.vertex(v)[keys.group_axis]);
-    }
   }
 
-  std::size_t vertices() const { return shape.mesh.vertex_count(); }
+  std::int64_t vertices() const { return shape.vertex_count; }
   int examples() const { return static_cast<int>(shape.examples.size()); }
+  const Real* rest(std::size_t v) const { return shape.part.mesh.vertex(v); }
   // P6: the group of region v given the body's first group (−1: per-region groups).
   int group_of(std::size_t v, int base) const {
     if (base < 0 || keys.groups != "slabs") return base;
-    const Real at = shape.mesh.vertex(v)[keys.group_axis];
-    const int slab = static_cast<int>((at - slab_lo) / (slab_hi - slab_lo) * keys.group_slabs);
+    const Real lo = shape.lo[keys.group_axis], hi = shape.hi[keys.group_axis];
+    const int slab = static_cast<int>((rest(v)[keys.group_axis] - lo) / (hi - lo) * keys.group_slabs);
     return base + std::clamp(slab, 0, keys.group_slabs - 1);
   }
   bool held(std::size_t v) const {
     if (!keys.fixed) return false;
     for (int a = 0; a < 3; ++a)
-      if (shape.mesh.vertex(v)[a] < keys.fixed_min[a] || shape.mesh.vertex(v)[a] > keys.fixed_max[a])
-        return false;
+      if (rest(v)[a] < keys.fixed_min[a] || rest(v)[a] > keys.fixed_max[a]) return false;
     return true;
   }
 };
@@ -185,7 +143,7 @@ struct RegionRest {
     Mat3 s = Mat3::Zero();
     for (std::size_t k = 0; k < count; ++k) {
       const std::size_t j = member[k];
-      const Real* x0 = body.shape.mesh.vertex(j);
+      const Real* x0 = body.rest(j);
       for (int a = 0; a < 3; ++a)
         for (int b = 0; b < 3; ++b) s(a, b) += body.share[j] * (x[3 * j + a] - centre[a]) * (x0[b] - c0[b]);
     }
@@ -199,11 +157,13 @@ struct RegionRest {
     for (int a = 0; a < 3; ++a) c[a] /= mass;
   }
 
-  RegionRest(const BodySetup& body, std::size_t v)
-      : member(&body.rings.member[body.rings.offset[v]]), count(body.rings.size(v)) {
+  // The region of the vertex at index l of the share, id v.
+  RegionRest(const BodySetup& body, std::size_t l, std::int64_t v)
+      : member(&body.rings.member[body.rings.offset[l]]), count(body.rings.size(l)) {
     for (std::size_t k = 0; k < count; ++k) mass += body.share[member[k]];
-    centroid(body, body.shape.mesh.vertices.data(), c0);
-    const Mat3 aqq = moment(body, body.shape.mesh.vertices.data(), c0);
+    const Real* rest = body.shape.part.mesh.vertices.data();
+    centroid(body, rest, c0);
+    const Mat3 aqq = moment(body, rest, c0);
     const Eigen::Vector3d lambda = Eigen::SelfAdjointEigenSolver<Mat3>(aqq).eigenvalues();
     if (!(lambda[0] > 1e-8 * lambda[2]))
       throw Error(
@@ -214,7 +174,7 @@ struct RegionRest {
   }
 
   // P5: vec6(S_r^k − I) of example e (positions x^k), with the run's polar decomposition.
-  void example_stretch(const BodySetup& body, int e, bool from_apq, std::size_t v, Real* out) const {
+  void example_stretch(const BodySetup& body, int e, bool from_apq, std::int64_t v, Real* out) const {
     const Real* xe = body.shape.examples[e].data();
     Real ce[3];
     centroid(body, xe, ce);
@@ -240,28 +200,30 @@ using shape_matching::RowMat3;
 std::vector<Real> ShapeMatching::seed_vertex(const BodySetup& body, std::size_t b, std::size_t v,
                                              ParticleId id_base, ParticleSet& ps, std::size_t p) const {
   const int capacity = settings_.max_ring, n = body.examples();
-  const RegionRest region(body, v);
+  const std::size_t l = body.shape.local(static_cast<std::int64_t>(v));
+  const RegionRest region(body, l, static_cast<std::int64_t>(v));
   if (region.count > static_cast<std::size_t>(capacity))
     throw Error(
         fmt::format("{}: vertex {} has {} vertices in its region, more than shape_matching.max_ring = {}",
                     body.where, v, region.count, capacity));
-  const TetMesh& mesh = body.shape.mesh;
   ps.ids()[p] = id_base + v;
   const Real* start = body.keys.initial_example > 0
-                          ? &body.shape.examples[body.keys.initial_example - 1][3 * v]
-                          : mesh.vertex(v);
+                          ? &body.shape.examples[body.keys.initial_example - 1][3 * l]
+                          : body.rest(l);
   std::copy_n(start, 3, ps.positions() + 3 * p);
-  std::copy_n(mesh.vertex(v), 3, ps.real("rest") + 3 * p);
+  std::copy_n(body.rest(l), 3, ps.real("rest") + 3 * p);
   std::copy_n(body.settings.velocity.data(), 3, ps.real("velocity") + 3 * p);
-  ps.real("mass")[p] = body.mass[v];
-  ps.real("volume")[p] = body.mass[v] / body.density;
-  ps.real("mass_share")[p] = body.share[v];
+  ps.real("mass")[p] = body.mass[l];
+  ps.real("volume")[p] = body.mass[l] / body.density;
+  ps.real("mass_share")[p] = body.share[l];
   ps.int32("body")[p] = static_cast<std::int32_t>(b);
-  ps.int32("group")[p] = body.group_of(v, group_base_[b]);
-  ps.int32("fixed")[p] = body.held(v) ? 1 : 0;
+  ps.int32("group")[p] = body.group_of(l, group_base_[b]);
+  ps.int32("fixed")[p] = body.held(l) ? 1 : 0;
   std::int32_t* ring = ps.int32("ring") + capacity * p;
+  const std::vector<std::int64_t>& ids = body.shape.part.vertex_ids;
   for (int k = 0; k < capacity; ++k)
-    ring[k] = k < static_cast<int>(region.count) ? static_cast<std::int32_t>(id_base + region.member[k]) : -1;
+    ring[k] =
+        k < static_cast<int>(region.count) ? static_cast<std::int32_t>(id_base + ids[region.member[k]]) : -1;
   std::copy_n(region.c0, 3, ps.real("rest_centroid") + 3 * p);
   const Real identity[4] = {1, 0, 0, 0};  // the rotations the first step starts from
   std::copy_n(identity, 4, ps.real("rotation") + 4 * p);
@@ -279,7 +241,6 @@ std::vector<Real> ShapeMatching::seed_vertex(const BodySetup& body, std::size_t 
 }
 
 void ShapeMatching::seed(MPI_Comm comm, const Scene& scene, ParticleSet& ps) {
-  const int rank = mpi::rank(comm), ranks = mpi::size(comm);
   struct Local {  // this rank's vertices of one body
     std::size_t body, first, count;
     std::vector<Real> lifted;  // L'_r of each, 6 × n
@@ -289,12 +250,14 @@ void ShapeMatching::seed(MPI_Comm comm, const Scene& scene, ParticleSet& ps) {
   ParticleId id_base = 0;
   for (std::size_t b = 0; b < examples_.size(); ++b) {
     const BodySetup body(comm, scene, b, densities_.at(material_index(scene, scene.bodies[b].material)));
-    const std::size_t nv = body.vertices();
+    const auto nv = static_cast<std::size_t>(body.vertices());
     if (id_base + nv > static_cast<ParticleId>(INT32_MAX))
       throw Error(
           fmt::format("{}: shape_matching meshes have at most 2^31 - 1 vertices in all", scene.source_path));
     const int n = body.examples();
-    const std::size_t first = nv * rank / ranks, last = nv * (rank + 1) / ranks, at = ps.size();
+    const auto first = static_cast<std::size_t>(body.shape.first),
+               last = static_cast<std::size_t>(body.shape.last);
+    const std::size_t at = ps.size();
     ps.resize(at + (last - first));
     std::fill_n(ps.int32("material") + at, last - first, material_index(scene, scene.bodies[b].material));
     Local local{b, at, last - first, {}};

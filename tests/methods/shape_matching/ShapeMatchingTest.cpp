@@ -1,8 +1,9 @@
 // Example-based shape matching (spec 001) on 1-4 ranks: the weight rules (§8 test 4), the polar
 // decomposition, the meshes, rest and rigid invariance (test 1), example descriptors (test 2), the
 // projection (test 3), β = 0 and no examples being classic shape matching (test 5) and agreeing with
-// a direct implementation of Müller et al. 2005, and bitwise identical results on any rank count
-// (each run compared with the same run by one rank alone).
+// a direct implementation of Müller et al. 2005, bitwise identical results on any rank count
+// (each run compared with the same run by one rank alone), and the set-up's share of a body on
+// each rank (its vertices and what their regions read, never the whole mesh).
 #include <gtest/gtest.h>
 
 #include <Eigen/Geometry>
@@ -10,11 +11,13 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <random>
 
 #include "ShapeMatchingHarness.hpp"
 #include "bodies/TetMesher.hpp"
 #include "io/GmshMesh.hpp"
+#include "methods/shape_matching/BodyShare.hpp"
 #include "methods/shape_matching/ExampleProjection.hpp"
 #include "methods/shape_matching/ExampleShapes.hpp"
 #include "methods/shape_matching/RegionPolar.hpp"
@@ -524,6 +527,130 @@ TEST(ShapeMatching, KeptLayoutsGiveTheSameResults) {
     moved = std::max(moved, std::fabs(a[i].x[0] - a[i].rest[0]));
   }
   EXPECT_GT(moved, 1.0);  // several blocks of 0.36 m, most of it in kept layouts
+}
+
+// ---------------------------------------------------------------------------------------------
+// The set-up's share of a body (issue 34): each rank holds its vertices [rN/P, (r+1)N/P), every
+// tet its regions read (around their members) and those tets' vertices, bit for bit as in the
+// whole mesh, with the examples there; with 2 ranks or more, less than the whole mesh.
+
+// Checks this rank's share of the scene's first body against the whole mesh. `exact`: the share
+// is exactly what the set-up reads (cut from a whole mesh), not whole lattice layers.
+void expect_share_of_whole_mesh(const Scene& scene, bool exact) {
+  const int rank = mpi::rank(MPI_COMM_WORLD), ranks = mpi::size(MPI_COMM_WORLD);
+  const BodySettings& body = scene.bodies[0];
+  const Real spacing = scene.grid.dx / body.particles_per_cell;
+  const shape_matching::BodyShare share = shape_matching::load_body_share(MPI_COMM_WORLD, body, spacing);
+  const TetMesh whole = body_tet_mesh(body, spacing);
+  const auto n = static_cast<std::int64_t>(whole.vertex_count());
+  ASSERT_EQ(share.vertex_count, n);
+  ASSERT_EQ(share.first, n * rank / ranks);
+  ASSERT_EQ(share.last, n * (rank + 1) / ranks);
+  const TetMeshPart& part = share.part;
+  ASSERT_EQ(part.vertex_ids.size(), part.mesh.vertex_count());
+  for (std::int64_t v = share.first; v < share.last; ++v) ASSERT_EQ(part.vertex_ids[share.local(v)], v);
+  for (std::size_t v = 0; v < part.vertex_ids.size(); ++v)
+    ASSERT_EQ(std::memcmp(part.mesh.vertex(v), whole.vertex(part.vertex_ids[v]), 3 * sizeof(Real)), 0);
+  // Its tets (global corners) hold those the set-up reads, in the whole mesh's order: as a
+  // subsequence, each tet matched to the first of its own after the last match.
+  const TetMeshPart read = tet_mesh_part_near(whole, share.first, share.last, 2);
+  std::size_t at = 0;
+  for (std::int64_t t : read.tet_ids) {
+    auto same = [&](std::size_t u) {
+      for (int a = 0; a < 4; ++a)
+        if (part.vertex_ids[part.mesh.tets[4 * u + a]] != whole.tets[4 * t + a]) return false;
+      return true;
+    };
+    while (at < part.mesh.tet_count() && !same(at)) ++at;
+    ASSERT_LT(at, part.mesh.tet_count()) << "tet " << t << " is missing or out of order";
+    ++at;
+  }
+  if (exact) {
+    EXPECT_EQ(part.vertex_ids, read.vertex_ids);
+  }
+  if (ranks > 1) {
+    EXPECT_LT(part.mesh.vertex_count(), whole.vertex_count());
+  }
+  const auto& examples = body.method_keys.get<ShapeMatchingBody>().examples;
+  ASSERT_EQ(share.examples.size(), examples.size());
+  for (std::size_t e = 0; e < examples.size(); ++e) {
+    const std::vector<Real> x = example_shape(examples[e], whole);
+    for (std::size_t v = 0; v < part.vertex_ids.size(); ++v)
+      ASSERT_EQ(std::memcmp(&share.examples[e][3 * v], &x[3 * part.vertex_ids[v]], 3 * sizeof(Real)), 0);
+  }
+  for (int a = 0; a < 3; ++a) {
+    Real lo = INFINITY, hi = -INFINITY;
+    for (std::size_t v = 0; v < whole.vertex_count(); ++v)
+      lo = std::min(lo, whole.vertex(v)[a]), hi = std::max(hi, whole.vertex(v)[a]);
+    EXPECT_EQ(share.lo[a], lo);
+    EXPECT_EQ(share.hi[a], hi);
+  }
+  Real longest = 0;
+  for (std::size_t t = 0; t < whole.tet_count(); ++t)
+    for (int a = 0; a < 4; ++a)
+      for (int b = 0; b < 4; ++b) {
+        const Real *p = whole.vertex(whole.tets[4 * t + a]), *q = whole.vertex(whole.tets[4 * t + b]);
+        longest = std::max(longest, std::hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]));
+      }
+  EXPECT_EQ(share.longest_edge, longest);
+  EXPECT_NEAR(longest, std::sqrt(3.0) * 0.04, 1e-12);  // the cube diagonal
+}
+
+// Every seeded particle's fields, bytes by id, from every rank.
+std::map<ParticleId, std::vector<unsigned char>> seeded(MPI_Comm comm, const Scene& scene) {
+  const std::unique_ptr<Method> method = make_method(scene);
+  ParticleSet ps = make_particles(*method, scene.dimension);
+  method->seed(comm, scene, ps);
+  std::size_t bytes = 0;
+  for (const ParticleField& field : ps.fields()) bytes += field.bytes_per_particle();
+  std::vector<unsigned char> mine(bytes * ps.size());
+  for (std::size_t p = 0; p < ps.size(); ++p) {
+    unsigned char* at = &mine[bytes * p];
+    for (const ParticleField& field : ps.fields()) {
+      field.pack(p, at);
+      at += field.bytes_per_particle();
+    }
+  }
+  const std::vector<unsigned char> all = mpi::all_gather(mine, comm);
+  std::map<ParticleId, std::vector<unsigned char>> by_id;
+  for (std::size_t at = 0; at < all.size(); at += bytes) {
+    ParticleId id;
+    std::memcpy(&id, &all[at], sizeof id);  // the ids are the first field
+    by_id[id].assign(all.begin() + at, all.begin() + at + bytes);
+  }
+  return by_id;
+}
+
+// The lattice of a box in layers along z, and two file meshes (cut by rank 0): a file body, and a
+// box with an example read from a file. Each rank's seeded particles (rings, rest data, example
+// stretches, projections: every field) are bit for bit those of one rank set up from the whole.
+TEST(ShapeMatchingSetup, EachRankHoldsItsShareOfTheMesh) {
+  const std::string dir = fresh_directory("methods/shape_matching", "share");
+  const std::string examples = "examples: [{type: twist, angle: 90}, {type: bend, amplitude: 0.05}]";
+  const Scene box = parse_scene(testing::bar_scene(examples, "", 4, 4, 25), "test.yaml");
+  const Real spacing = box.grid.dx / box.bodies[0].particles_per_cell;
+  const TetMesh mesh = body_tet_mesh(box.bodies[0], spacing);
+  if (mpi::rank(MPI_COMM_WORLD) == 0) {
+    write_gmsh_tet_mesh(mesh, dir + "/bar.msh", 4.1);
+    const ExampleSettings twist = box.bodies[0].method_keys.get<ShapeMatchingBody>().examples[0];
+    write_gmsh_tet_mesh(TetMesh{example_shape(twist, mesh), mesh.tets}, dir + "/twisted.msh", 4.1);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const Scene file_body = parse_scene(
+      "nendo: 1\nmethod: shape_matching\ndimension: 3\ngravity: [0, 0, 0]\n"
+      "time: {end: 1.0, dt: 0.0166666666666667}\ngrid: {dx: 0.12, block: 3}\n"
+      "materials: {rubber: {model: neo_hookean, E: 1.0e6, nu: 0.3, density: 1000}}\n"
+      "bodies:\n  - {shape: file, path: " +
+          dir + "/bar.msh, material: rubber, groups: slabs, " + examples + "}\n",
+      "test.yaml");
+  const Scene file_example =
+      parse_scene(testing::bar_scene("examples: [{type: file, path: " + dir + "/twisted.msh}]", "", 4, 4, 25),
+                  "test.yaml");
+  expect_share_of_whole_mesh(box, false);
+  expect_share_of_whole_mesh(file_body, true);
+  expect_share_of_whole_mesh(file_example, true);
+  for (const Scene* scene : {&box, &file_body, &file_example})
+    EXPECT_TRUE(seeded(MPI_COMM_WORLD, *scene) == seeded(MPI_COMM_SELF, *scene));
 }
 
 TEST(ShapeMatching, RefusesAHaloSmallerThanTheEdges) {
