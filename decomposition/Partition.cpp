@@ -47,6 +47,38 @@ Partition Partition::balanced(MPI_Comm comm, const std::vector<BlockKey>& keys,
   return Partition(std::move(splitters));
 }
 
+Partition Partition::by_count(MPI_Comm comm, std::vector<BlockKey>& keys) {
+  const int ranks = mpi::size(comm);
+  std::sort(keys.begin(), keys.end());
+  std::uint64_t total = keys.size();
+  MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_UINT64_T, MPI_SUM, comm);
+  if (total == 0 || ranks == 1) return Partition(ranks);
+  // Splitter r: the least key with at least r * total / P particles below it.
+  std::vector<BlockKey> lo(ranks + 1, 0), hi(ranks + 1, kBlockKeyEnd);
+  std::vector<std::uint64_t> below(ranks + 1);
+  for (;;) {
+    bool open = false;
+    for (int r = 1; r < ranks; ++r) {
+      const BlockKey mid = lo[r] + (hi[r] - lo[r]) / 2;
+      below[r] = lo[r] < hi[r] ? std::lower_bound(keys.begin(), keys.end(), mid) - keys.begin() : 0;
+      open = open || lo[r] < hi[r];
+    }
+    if (!open) break;  // the same on every rank: lo and hi follow the global counts
+    MPI_Allreduce(MPI_IN_PLACE, below.data(), ranks + 1, MPI_UINT64_T, MPI_SUM, comm);
+    for (int r = 1; r < ranks; ++r) {
+      if (lo[r] == hi[r]) continue;
+      const BlockKey mid = lo[r] + (hi[r] - lo[r]) / 2;
+      const unsigned __int128 target = static_cast<unsigned __int128>(total) * r / ranks;
+      if (below[r] >= target)
+        hi[r] = mid;
+      else
+        lo[r] = mid + 1;
+    }
+  }
+  lo[0] = 0, lo[ranks] = kBlockKeyEnd;
+  return Partition(std::move(lo));
+}
+
 Partition Partition::uniform(int ranks, BlockKey min_key, BlockKey max_key) {
   std::vector<BlockKey> splitters(ranks + 1);
   const unsigned __int128 span = static_cast<unsigned __int128>(max_key - min_key) + 1;

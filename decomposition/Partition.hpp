@@ -21,6 +21,11 @@ class Partition {
   // allreduce of the total and one allreduce (min) of the P+1 splitters.
   static Partition balanced(MPI_Comm comm, const std::vector<BlockKey>& keys,
                             const std::vector<std::uint64_t>& weights);
+  // Equal particle counts for particles anywhere (keys: one per particle of this rank, in any
+  // order; `keys` is sorted in place): the splitters found by bisection over the key space, 64
+  // allreduces of P counts, nothing gathered. A provisional partition for freshly seeded
+  // particles, so that no rank receives more than its share before the first balance.
+  static Partition by_count(MPI_Comm comm, std::vector<BlockKey>& keys);
   // Key ranges of equal length between min_key and max_key (a provisional partition for blocks
   // scattered over ranks in no particular order, before the first balance).
   static Partition uniform(int ranks, BlockKey min_key, BlockKey max_key);

@@ -26,13 +26,19 @@ std::uint64_t Space::global_particles() const {
   return total;
 }
 
+// Particles scattered over the ranks in no particular order (freshly seeded) go first to a
+// partition of equal counts, so that no rank holds more than its share plus the buffers of one
+// exchange (a partition of equal key ranges gave one rank up to the whole problem for a body that
+// fills part of its key range); then the balance by block weights, which decides the result.
 void Space::distribute() {
-  BlockKey lo = blocks_.keys.empty() ? kBlockKeyEnd : blocks_.keys.front();
-  BlockKey hi = blocks_.keys.empty() ? 0 : blocks_.keys.back();
-  BlockKey global_lo = 0, global_hi = 0;
-  MPI_Allreduce(&lo, &global_lo, 1, MPI_UINT64_T, MPI_MIN, comm_);
-  MPI_Allreduce(&hi, &global_hi, 1, MPI_UINT64_T, MPI_MAX, comm_);
-  if (global_lo <= global_hi) partition_ = Partition::uniform(ranks(), global_lo, global_hi);
+  std::vector<BlockKey> keys;
+  keys.reserve(particles_.size());
+  const int dim = particles_.dimension();
+  const Real* x = particles_.positions();
+  for (std::size_t p = 0; p < particles_.size(); ++p)
+    if (geometry_.addressable(x + dim * p)) keys.push_back(geometry_.key_of(x + dim * p));
+  partition_ = Partition::by_count(comm_, keys);
+  std::vector<BlockKey>().swap(keys);
   migrate();
   rebalance();
 }

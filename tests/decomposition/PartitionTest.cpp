@@ -82,6 +82,32 @@ TEST(Partition, InvalidSplittersThrow) {
   EXPECT_THROW(Partition(std::vector<BlockKey>{0, 9, 5, kEnd}), Error);
 }
 
+// Keys scattered over the ranks in no order, clustered in a corner of the key space (a body that
+// fills part of its key range): every rank gets an equal count, up to one key's multiplicity, and
+// every rank the same splitters; a rank that holds nothing takes part.
+TEST(Partition, ByCountCutsEqualCountsOfScatteredKeys) {
+  const int rank = mpi::rank(MPI_COMM_WORLD), ranks = mpi::size(MPI_COMM_WORLD);
+  std::vector<BlockKey> keys;
+  if (rank != 1)  // rank 1 seeded nothing
+    for (std::uint64_t i = 0; i < 1000; ++i)
+      keys.push_back((BlockKey{1} << 40) + (i * 7919 + 31 * rank) % 3001);
+  const std::vector<BlockKey> mine = keys;
+  const Partition p = Partition::by_count(MPI_COMM_WORLD, keys);
+  const std::vector<BlockKey> all = all_gather(MPI_COMM_WORLD, mine);
+  std::vector<std::uint64_t> owned(ranks, 0);
+  for (BlockKey k : all) ++owned[p.owner(k)];
+  const std::uint64_t total = all.size();
+  for (int r = 0; r < ranks; ++r) {
+    EXPECT_LE(owned[r], total / ranks + ranks + 1) << "rank " << r;  // each key is held at most once per rank
+    EXPECT_GE(owned[r] + ranks + 1, total / ranks) << "rank " << r;
+  }
+  std::vector<BlockKey> splitters = p.splitters(), first = splitters;
+  MPI_Bcast(first.data(), static_cast<int>(first.size()), MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  EXPECT_EQ(splitters, first);
+  std::vector<BlockKey> none;
+  EXPECT_EQ(Partition::by_count(MPI_COMM_WORLD, none), Partition(ranks));
+}
+
 // Ranges of equal length: of the span = max - min + 1 keys, rank r gets the keys
 // [min + span*r/P, min + span*(r+1)/P), the first rank also everything below, the last everything above.
 TEST(Partition, UniformCutsEqualKeyRanges) {
