@@ -509,9 +509,11 @@ class Plan(unittest.TestCase):
     """`nendo plan` sizes a job without running it; `nendo run` refuses one that cannot fit."""
     HUGE = ["--set", "grid.dx=0.0005", "--set", "bodies=[{shape: box, min: [0, 0, 0], max: [1, 1, 1], "
             "material: jelly}]"]  # 1 m^3 at dx = 0.5 mm: 6.4e10 particles
+    # Each rank runs nendo under this, which prints its exit code and peak resident set and exits 0
+    # (a non-zero exit would let mpirun kill the other ranks' wrappers before they print).
     PEAK_RSS = ("import resource, subprocess, sys; code = subprocess.call(sys.argv[1:]); "
-                "print('peak_rss_kib', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, flush=True); "
-                "sys.exit(code)")
+                "print('exit', code, 'peak_rss_kib', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, "
+                "flush=True)")
 
     def test_plan_prints_the_estimate_and_the_smallest_rank_count(self):
         path = scene("plan")
@@ -528,7 +530,7 @@ class Plan(unittest.TestCase):
         self.assertRegex(r.stdout, r"particles +64000000000\n")
         self.assertIn(f"does NOT fit on {RANKS} ranks", r.stdout)
         fewest = int(re.search(r"the smallest rank count that fits is (\d+)", r.stdout).group(1))
-        self.assertGreater(fewest, 1000)
+        self.assertGreater(fewest, 100)
         r = nendo("plan", path, *self.HUGE, "--ranks", str(fewest), "--memory-per-rank", "16GiB", ranks=1)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         r = nendo("plan", path, "--memory-per-rank", "lots", ranks=1)
@@ -541,7 +543,7 @@ class Plan(unittest.TestCase):
         cmd = ["mpirun", "-np", str(RANKS), sys.executable, "-c", self.PEAK_RSS, NENDO, "run", path, *self.HUGE]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         self.assertLess(time.time() - start, 30)
-        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertEqual(re.findall(r"exit (\d+) ", r.stdout), ["2"] * RANKS, r.stdout + r.stderr)
         self.assertRegex(r.stderr, r"the scene does not fit: 64000000000 particles of method ballistic need an "
                                    rf"estimated [\d.]+ TiB per rank on {RANKS} ranks, the ranks have [\d.]+ GiB")
         self.assertRegex(r.stderr, r"the smallest rank count that fits is \d+")
