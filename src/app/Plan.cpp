@@ -248,7 +248,7 @@ void refuse_unfit_job(MPI_Comm comm, const Scene& scene, std::optional<double> m
             size.particles, size.what, scene.method, format_bytes(need), ranks,
             format_bytes(memory.bytes(ranks)), memory.source, fit_advice(plan, memory), scene.source_path);
       }
-    } catch (const Error&) {
+    } catch (const std::exception&) {
       // A body the estimate cannot count (an unreadable file) is reported by the set-up.
     }
   mpi::broadcast(refusal, 0, comm);

@@ -91,6 +91,13 @@ TEST(Plan, KnownScenesOfEveryMethod) {
     ASSERT_TRUE(plan.steps) << k.path;
   }
   EXPECT_EQ(*plan_job(load_scene(source("jobs/scenes/mpm/jelly-drop.yaml")), 1).steps, 2500);
+  // slave_sph without slaves (the masters-only baseline): the masters alone.
+  const Scene masters = load_scene(source("jobs/scenes/slave_sph/masters-only.yaml"));
+  EXPECT_EQ(plan_job(masters, 1).size.particles, count_seeded_particles(masters, masters.grid.dx));
+  EXPECT_LT(
+      plan_job(masters, 1).size.particles,
+      plan_job(load_scene(source("jobs/scenes/slave_sph/masters-only.yaml"), {"slave_sph.slaves=true"}), 1)
+          .size.particles);
 }
 
 // id 8, position 24, velocity 24, mass 8, material 4 bytes per particle; time in 1 / ranks.

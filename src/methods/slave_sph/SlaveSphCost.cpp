@@ -5,6 +5,7 @@
 
 #include "bodies/BodySeeder.hpp"
 #include "methods/MethodCost.hpp"
+#include "methods/slave_sph/SlaveSphSettings.hpp"
 
 namespace nendo {
 namespace {
@@ -28,6 +29,7 @@ ProblemSize slave_sph_size(const Scene& scene) {
     one.bodies = {body};
     const std::uint64_t m = count_seeded_particles(one, scene.grid.dx);
     masters += m;
+    if (!scene.sections.get<SlaveSphSettings>().slaves) continue;  // the masters-only baseline
     if (body.shape == "box") {
       std::uint64_t n[3];
       for (int a = 0; a < 3; ++a) {  // the masters per axis: the box's extent along a, counted alone
@@ -43,7 +45,8 @@ ProblemSize slave_sph_size(const Scene& scene) {
       size.estimated = "the slaves of a " + body.shape + " body are estimated as those of a cube";
     }
   }
-  if (scene.bodies.size() > 1) size.estimated = "slaves of bodies that touch are counted once per body";
+  if (scene.bodies.size() > 1 && slaves > 0)
+    size.estimated = "slaves of bodies that touch are counted once per body";
   size.particles = masters + std::uint64_t(std::llround(slaves));
   size.detail = std::to_string(masters) + " masters + " + std::to_string(std::llround(slaves)) + " slaves";
   return size;
