@@ -12,6 +12,7 @@
 #include "app/ExitStatus.hpp"
 #include "app/MeshOutput.hpp"
 #include "app/OutputView.hpp"
+#include "app/Plan.hpp"
 #include "app/Restart.hpp"
 #include "app/RunFolder.hpp"
 #include "app/SolverLog.hpp"
@@ -474,7 +475,8 @@ RunSummary advance(MPI_Comm comm, const Scene& scene, const RunOptions& options,
 }  // namespace
 
 RunSummary run_simulation(MPI_Comm comm, const Scene& scene, const RunOptions& options) {
-  const RunPhase set_up(RunPhase::SetUp);  // -log_view's stages (PetscLog.hpp)
+  const RunPhase set_up(RunPhase::SetUp);                  // -log_view's stages (PetscLog.hpp)
+  refuse_unfit_job(comm, scene, options.memory_per_rank);  // before any allocation or output
   PetscSession::add_options(
       scene.sections.get<ImplicitSettings>().petsc_options);  // before the solvers read them
   std::unique_ptr<Method> method = make_method(scene);

@@ -23,6 +23,7 @@ struct RunOptions {
   bool overwrite = false;                     // --overwrite: remove another run's files from the folder
   bool quiet = false;                         // --quiet: rank 0's standard output to run.log only
   std::vector<std::string> command;           // the command line, for the run's manifest
+  std::optional<double> memory_per_rank;      // --memory-per-rank (bytes), else measured (app/Plan.hpp)
 };
 
 struct RunSummary {

@@ -1,7 +1,9 @@
 // nendo: the command-line entry point (docs/index.md "Command line").
 //   nendo run SCENE [--steps N] [--set key.path=value ...] [--output DIR] [--overwrite]
 //                   [--restart latest|FILE] [--allow-scene-change] [--walltime SECONDS|HH:MM:SS]
-//                   [--catalyst SCRIPT.py ...] [--quiet|--verbose] [--get KEY] [-petsc_option ...]
+//                   [--catalyst SCRIPT.py ...] [--quiet|--verbose] [--get KEY] [--memory-per-rank SIZE]
+//                   [-petsc_option ...]
+//   nendo plan SCENE [--ranks N] [--set key.path=value ...] [--memory-per-rank SIZE]
 //   nendo info OUTPUT_DIR|FILE.h5|FILE.xdmf|CHECKPOINT_DIR [--finished]
 //   nendo --version | --help
 #include <fmt/format.h>
@@ -15,6 +17,7 @@
 
 #include "app/BuildInfo.hpp"
 #include "app/ExitStatus.hpp"
+#include "app/Plan.hpp"
 #include "app/Restart.hpp"
 #include "app/RunFolder.hpp"
 #include "app/Simulation.hpp"
@@ -260,6 +263,27 @@ std::string resolved(const nendo::Scene& scene, const nendo::RunOptions& options
                           ": not one of output.dir, checkpoint.dir, method, dimension, time.end");
 }
 
+// The memory each rank may use, for `nendo run`'s fit check and `nendo plan` (app/Plan.hpp).
+CLI::Option* add_memory_option(CLI::App& command, std::string& memory) {
+  return command
+      .add_option("--memory-per-rank", memory,
+                  "memory each rank may use (e.g. 2GiB, 3.5GB), for batch systems that give less than the "
+                  "node has; default: the node's available memory (MemAvailable, the cgroup's memory.max) "
+                  "shared by its ranks")
+      ->envname("NENDO_MEMORY_PER_RANK");
+}
+
+// `nendo plan SCENE --ranks N`: the estimate, whether it fits, the fewest ranks that do (exit 0
+// if it fits, 1 if not).
+int print_job_plan(const nendo::Scene& scene, int ranks, const std::string& memory) {
+  const std::optional<double> given =
+      memory.empty() ? std::nullopt : std::optional<double>(nendo::parse_bytes(memory));
+  const nendo::JobPlan plan = nendo::plan_job(scene, ranks);
+  const nendo::RankMemory available = nendo::planned_memory(given);
+  nendo::print_plan(plan, available);
+  return plan.bytes_per_rank <= available.bytes(ranks) ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -319,6 +343,18 @@ int main(int argc, char** argv) {
   run->footer(
       "PETSc options (one dash, e.g. -ksp_type cg -log_view) go to PETSc; one that no PETSc object "
       "reads is an error (methods without PETSc solvers) or a warning at the end.");
+  std::string run_memory;
+  add_memory_option(*run, run_memory);
+  std::string plan_memory;
+  int plan_ranks = 1;
+  CLI::App* plan = app.add_subcommand(
+      "plan", "estimate a scene's particles, memory per rank, file sizes and step time without running it");
+  plan->add_option("scene", scene_path, "scene file (YAML)")->required();
+  plan->add_option("--ranks", plan_ranks, "ranks of the job (default 1)")->check(CLI::Range(1, 1 << 24));
+  plan->add_option("--set", sets, "override a scene key, as for nendo run (repeatable)")
+      ->allow_extra_args(false);
+  add_memory_option(*plan, plan_memory);
+  plan->footer("Exit status 0 if the job fits in the memory per rank, 1 if not, 2 on bad input.");
   std::string info_path;
   bool finished_only = false;
   CLI::App* info = app.add_subcommand(
@@ -357,7 +393,27 @@ int main(int argc, char** argv) {
     MPI_Bcast(&code, 1, MPI_INT, 0, comm);
     return code;
   }
+  if (plan->parsed()) {
+    int code = 0;
+    try {
+      const nendo::Scene scene = load_scene_everywhere(comm, scene_path, sets);
+      if (root) code = print_job_plan(scene, plan_ranks, plan_memory);
+    } catch (const std::exception& e) {
+      if (root) fmt::print(stderr, "nendo: error: {}\n", e.what());
+      code = kExitBadInput;
+    }
+    MPI_Bcast(&code, 1, MPI_INT, 0, comm);
+    return code;
+  }
   if (!restart.empty()) options.restart = restart;
+  if (!run_memory.empty()) {
+    try {
+      options.memory_per_rank = nendo::parse_bytes(run_memory);
+    } catch (const nendo::Error& e) {
+      if (root) fmt::print(stderr, "nendo: error: --memory-per-rank {}\n", e.what());
+      return kExitBadInput;
+    }
+  }
   if (verbose) options.progress_seconds = 0;
   options.command.assign(argv, argv + argc);
   if (!walltime.empty()) {

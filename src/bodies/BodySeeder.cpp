@@ -149,7 +149,57 @@ std::uint64_t seed_file(MPI_Comm comm, const FilePoints& file, BodyFields f, Par
   return file.info.count;
 }
 
+// The points of one lattice row (along axis 0, the other indices fixed by `row`) inside a sphere or
+// cylinder: an interval, since the shape is convex, found around the point nearest the shape's
+// middle by bisection with inside() itself, so that the count is seed_lattice()'s exactly.
+std::uint64_t count_row(const BodySettings& b, const Lattice& l, int d, std::uint64_t row) {
+  const std::uint64_t n = std::uint64_t(l.count[0]);
+  Real x[3] = {0, 0, 0};
+  const auto in = [&](std::uint64_t i) {
+    l.point(row * n + i, d, x);
+    return inside(b, d, x);
+  };
+  const Real middle = b.shape == "cylinder" && b.axis == 0 ? b.center[0] + b.height / 2 : b.center[0];
+  const auto nearest = static_cast<std::int64_t>(std::floor(middle / l.spacing)) - l.lo[0];
+  std::int64_t seed = -1;
+  for (std::int64_t i : {nearest, nearest - 1, nearest + 1})
+    if (i >= 0 && i < std::int64_t(n) && in(std::uint64_t(i))) seed = i;
+  if (seed < 0) return 0;
+  std::uint64_t lo = 0, hi = std::uint64_t(seed);  // first inside in [lo, hi]
+  while (lo < hi) {
+    const std::uint64_t mid = (lo + hi) / 2;
+    in(mid) ? hi = mid : lo = mid + 1;
+  }
+  std::uint64_t first = lo;
+  lo = std::uint64_t(seed), hi = n - 1;  // last inside in [lo, hi]
+  while (lo < hi) {
+    const std::uint64_t mid = (lo + hi + 1) / 2;
+    in(mid) ? lo = mid : hi = mid - 1;
+  }
+  return lo - first + 1;
+}
+
 }  // namespace
+
+std::uint64_t count_lattice_particles(const BodySettings& b, int d, Real dx) {
+  const Lattice l = lattice_for(b, d, dx);
+  if (b.shape == "box") {  // inside() is a test per axis
+    std::uint64_t count = 1;
+    for (int a = 0; a < d; ++a) {
+      std::uint64_t on_axis = 0;
+      for (std::int64_t i = 0; i < l.count[a]; ++i) {
+        const Real x = (static_cast<Real>(l.lo[a] + i) + 0.5) * l.spacing;
+        on_axis += x >= b.min[a] && x < b.max[a];
+      }
+      count *= on_axis;
+    }
+    return count;
+  }
+  std::uint64_t count = 0;
+  const std::uint64_t rows = l.size() / std::uint64_t(l.count[0]);
+  for (std::uint64_t row = 0; row < rows; ++row) count += count_row(b, l, d, row);
+  return count;
+}
 
 int material_index(const Scene& scene, const std::string& name) {
   int i = 0;

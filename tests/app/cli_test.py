@@ -6,9 +6,11 @@ Usage: cli_test.py NENDO_BINARY WORK_DIR RANKS
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import time
 import unittest
 import xml.etree.ElementTree as ET
 
@@ -501,6 +503,58 @@ class Mpm(unittest.TestCase):
         with h5py.File(os.path.join(out, failed[0]), "r") as f:
             for name in ("position", "velocity", "F", "B"):
                 self.assertTrue(np.all(np.isfinite(f["particles"][name][...])), name)
+
+
+class Plan(unittest.TestCase):
+    """`nendo plan` sizes a job without running it; `nendo run` refuses one that cannot fit."""
+    HUGE = ["--set", "grid.dx=0.0005", "--set", "bodies=[{shape: box, min: [0, 0, 0], max: [1, 1, 1], "
+            "material: jelly}]"]  # 1 m^3 at dx = 0.5 mm: 6.4e10 particles
+    # Each rank runs nendo under this, which prints its exit code and peak resident set and exits 0
+    # (a non-zero exit would let mpirun kill the other ranks' wrappers before they print).
+    PEAK_RSS = ("import resource, subprocess, sys; code = subprocess.call(sys.argv[1:]); "
+                "print('exit', code, 'peak_rss_kib', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, "
+                "flush=True)")
+
+    def test_plan_prints_the_estimate_and_the_smallest_rank_count(self):
+        path = scene("plan")
+        r = nendo("plan", path, "--ranks", str(RANKS), ranks=1)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertRegex(r.stdout, rf"particles +{expected_lattice_count(3)}\n")
+        for line in ("memory per rank", "one output", "one checkpoint", "step time", "20 steps to time.end",
+                     "memory available"):
+            self.assertIn(line, r.stdout)
+        self.assertIn(f"fits on {RANKS} ranks; the smallest rank count that fits is 1 ", r.stdout)
+        self.assertFalse(os.path.exists(os.path.join(WORK, "plan", "out")), "plan writes nothing")
+        r = nendo("plan", path, *self.HUGE, "--ranks", str(RANKS), "--memory-per-rank", "16GiB", ranks=RANKS)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertRegex(r.stdout, r"particles +64000000000\n")
+        self.assertIn(f"does NOT fit on {RANKS} ranks", r.stdout)
+        fewest = int(re.search(r"the smallest rank count that fits is (\d+)", r.stdout).group(1))
+        self.assertGreater(fewest, 100)
+        r = nendo("plan", path, *self.HUGE, "--ranks", str(fewest), "--memory-per-rank", "16GiB", ranks=1)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        r = nendo("plan", path, "--memory-per-rank", "lots", ranks=1)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("lots: not a size", r.stderr)
+
+    def test_a_scene_too_big_for_the_job_is_refused_before_allocating(self):
+        path = scene("huge")
+        start = time.time()
+        cmd = ["mpirun", "-np", str(RANKS), sys.executable, "-c", self.PEAK_RSS, NENDO, "run", path, *self.HUGE]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        self.assertLess(time.time() - start, 30)
+        self.assertEqual(re.findall(r"exit (\d+) ", r.stdout), ["2"] * RANKS, r.stdout + r.stderr)
+        self.assertRegex(r.stderr, r"the scene does not fit: 64000000000 particles of method ballistic need an "
+                                   rf"estimated [\d.]+ TiB per rank on {RANKS} ranks, the ranks have [\d.]+ GiB")
+        self.assertRegex(r.stderr, r"the smallest rank count that fits is \d+")
+        peaks = [int(k) * 1024 for k in re.findall(r"peak_rss_kib (\d+)", r.stdout)]
+        self.assertEqual(len(peaks), RANKS)
+        self.assertLess(max(peaks), 500e6, "nothing of the problem's size is allocated")
+        self.assertFalse(os.path.exists(os.path.join(WORK, "huge", "out")), "no output folder")
+        r = nendo("run", path, "--memory-per-rank", "1MB")  # below one process: even the small scene
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("the scene does not fit", r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(WORK, "huge", "out")), "no output folder")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,51 @@
+// The fem method's cost model (methods/MethodCost.hpp): measured in docs/performance.md "Sizing a
+// job". Every rank holds the whole hierarchy (every level's tets and the finest level's nodes,
+// FemModel.cpp), so its cost per node and per tet is held by every rank.
+#include "io/GmshMesh.hpp"
+#include "methods/MethodCost.hpp"
+#include "methods/fem/FemSettings.hpp"
+
+namespace nendo {
+namespace {
+
+ProblemSize fem_size(const Scene& scene) {
+  const FemSettings& fem = scene.sections.get<FemSettings>();
+  ProblemSize size{0, 0, 0, "nodes", "", ""};
+  std::uint64_t level0 = 0;
+  for (const BodySettings& body : scene.bodies) {
+    MeshCount count, coarsest;
+    if (body.shape == "box") {
+      count = box_mesh_count(body, fem.spacing, fem.max_level), coarsest = box_mesh_count(body, fem.spacing);
+    } else if (body.shape == "file") {  // the file's level 0, refined as a box lattice would be
+      const TetMesh mesh = read_gmsh_tet_mesh(body.path);
+      coarsest = {mesh.vertex_count(), mesh.tet_count()};
+      count = {coarsest.vertices << (3 * fem.max_level), 0};
+      for (int l = 0; l <= fem.max_level; ++l) count.tets += coarsest.tets << (3 * l);
+      size.estimated = "the refined levels of a mesh file are estimated from its level 0";
+    } else {
+      count = gmsh_mesh_estimate(body, fem.spacing, fem.max_level);
+      coarsest = gmsh_mesh_estimate(body, fem.spacing);
+      size.estimated = "Gmsh meshes are estimated from their volume";
+    }
+    level0 += coarsest.tets;
+    size.particles += count.vertices, size.tets += count.tets;
+    size.output_tets += coarsest.tets << (3 * fem.max_level);
+  }
+  size.detail =
+      std::to_string(level0) + " level-0 tets, " + std::to_string(fem.max_level) + " levels of refinement";
+  return size;
+}
+
+MethodCost fem_cost() {
+  MethodCost cost;
+  cost.size = fem_size;
+  cost.replicated.per_tet = 1083;  // the nodes' share included (about one node per 6 tets)
+  cost.rate = 1.0e6;
+  cost.rate_source = "the uniform level-3 cantilever";
+  return cost;
+}
+
+[[maybe_unused]] const bool registered = (register_method_cost("fem", fem_cost()), true);
+
+}  // namespace
+}  // namespace nendo
