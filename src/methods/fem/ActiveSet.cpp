@@ -176,7 +176,7 @@ bool ActiveSet::can_coarsen(Index parent) const {
   if (parent < 0 || static_cast<std::size_t>(parent) >= h_->tet_count()) return false;
   if (h_->level[parent] < min_level_ || !all_children_active(*this, parent)) return false;
   // Spec §6.3 coarsen(P) 1: no tet touching a child may be refined, or it would touch P two levels
-  // finer.
+  // finer. A finest child's neighbours are finest and never refined: the hierarchy lists none.
   for (int k = 0; k < 8; ++k) {
     const Index c = h_->child(parent, k);
     for (Index i = h_->adjacency_offset[c]; i < h_->adjacency_offset[c + 1]; ++i)

@@ -11,6 +11,7 @@
 #include <array>
 #include <vector>
 
+#include "methods/fem/DedupedTable.hpp"
 #include "methods/fem/StvkElement.hpp"
 #include "methods/fem/TetHierarchy.hpp"
 
@@ -21,6 +22,9 @@ struct FineMaterial {
   Stiffness D;
   Real density = 0;
 };
+
+// Per finest tet (indexed by finest tet − level_begin[max_level]), each distinct material once.
+using FineMaterials = DedupedTable<FineMaterial>;
 
 struct HomogenisationSettings {
   Real linear_tolerance = 0.05;  // δ_lin (spec §7)
@@ -34,6 +38,7 @@ struct TetConstants {
   std::array<Real, 6> alpha_min, alpha_max;
   Real density = 0;
 };
+using TetConstantsTable = DedupedTable<TetConstants>;  // per tet, each distinct value once
 
 // One homogenisation (H4a-H4f) of tet t: the samples α (sorted) and S̄(α) per basis m, D_T, bounds.
 struct StressStrainCurves {
@@ -42,16 +47,18 @@ struct StressStrainCurves {
   TetConstants constants;
 };
 
+// Tet t's rest shape, from its corners' rest positions (the same bits wherever it is computed).
+RestShape tet_rest_shape(const TetHierarchy& h, Index t);
+
 // The sample set A of H4d (both signs, increasing).
 std::vector<Real> strain_samples();
 
 // H4 for one tet (serial). `fine` is indexed by finest tet − level_begin[max_level].
-StressStrainCurves homogenise_tet(const TetHierarchy& h, Index t, const std::vector<FineMaterial>& fine,
+StressStrainCurves homogenise_tet(const TetHierarchy& h, Index t, const FineMaterials& fine,
                                   const HomogenisationSettings& settings);
 
 // H4 and H5 for every tet of the hierarchy, indexed by tet. Collective over comm.
-std::vector<TetConstants> homogenise(MPI_Comm comm, const TetHierarchy& h,
-                                     const std::vector<FineMaterial>& fine,
-                                     const HomogenisationSettings& settings);
+TetConstantsTable homogenise(MPI_Comm comm, const TetHierarchy& h, const FineMaterials& fine,
+                             const HomogenisationSettings& settings);
 
 }  // namespace nendo::fem

@@ -152,12 +152,13 @@ void for_each_vertex_neighbour(const TetHierarchy& h, const NodeStars& stars, In
   }
 }
 
-// H3, in one merge pass. The CSR is the largest array of the hierarchy (~68 entries per tet of a
-// Kuhn mesh), so it is reserved once at an upper bound (Σ corner star sizes; the untouched tail
-// costs address space, not memory) and filled by push_back rather than zero-filled first.
+// H3 below the finest level, in one merge pass. The CSR is the largest array of the hierarchy
+// (~68 entries per tet of a Kuhn mesh), so it is reserved once at an upper bound (Σ corner star
+// sizes; the untouched tail costs address space, not memory) and filled by push_back rather than
+// zero-filled first.
 void build_adjacency(TetHierarchy& h) {
   std::size_t bound = 0;
-  for (int l = 0; l <= h.max_level; ++l) {
+  for (int l = 0; l < h.max_level; ++l) {
     const NodeStars stars = node_stars(h, l);
     for (Index t = h.level_begin[l]; t < h.level_begin[l + 1]; ++t)
       for (Index n : h.corners[t])
@@ -165,7 +166,7 @@ void build_adjacency(TetHierarchy& h) {
   }
   h.adjacency.reserve(bound);
   h.adjacency_offset.assign(h.tet_count() + 1, 0);
-  for (int l = 0; l <= h.max_level; ++l) {
+  for (int l = 0; l < h.max_level; ++l) {
     const NodeStars stars = node_stars(h, l);
     for (Index t = h.level_begin[l]; t < h.level_begin[l + 1]; ++t) {
       for_each_vertex_neighbour(h, stars, t, [&](Index s) { h.adjacency.push_back(s); });
@@ -174,6 +175,9 @@ void build_adjacency(TetHierarchy& h) {
       h.adjacency_offset[t + 1] = static_cast<Index>(h.adjacency.size());
     }
   }
+  const Index finest_begin = h.level_begin[h.max_level];
+  std::fill(h.adjacency_offset.begin() + finest_begin + 1, h.adjacency_offset.end(),
+            h.adjacency_offset[finest_begin]);
 }
 
 }  // namespace

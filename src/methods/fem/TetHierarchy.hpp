@@ -38,8 +38,9 @@ struct TetHierarchy {
   std::vector<std::int8_t> level;
   std::vector<Index> level_begin;               // max_level + 2 entries
   std::vector<std::array<Index, 6>> midpoints;  // indexed by tet; only tets of level < max_level
-  // H3: per tet, the tets of the same level sharing at least one vertex (itself excluded), CSR,
-  // sorted.
+  // H3: per tet below the finest level, the tets of the same level sharing at least one vertex
+  // (itself excluded), CSR, sorted. Finest tets list none: a finest tet is never refined, so the
+  // active set never asks for their neighbours, and their lists would be ~270 B per tet.
   std::vector<Index> adjacency_offset, adjacency;
 
   std::size_t node_count() const { return node_level.size(); }
