@@ -3,16 +3,19 @@
 // into them. The fem model's per-tet constants (a few hundred bytes each) take a handful of
 // distinct values in a scene (one per similarity class and material mix, one per fine material),
 // so a hierarchy of a million tets holds 4 MB of indices instead of 400 MB of copies. Values are
-// equal when their bytes are: a looked-up value is bitwise the one stored, so results do not change.
+// equal when their fields are bitwise: a looked-up value is bitwise the one stored, so results do
+// not change.
 #include <cstdint>
 #include <cstring>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace nendo::fem {
 
-// T: plain data without padding or pointers (Eigen fixed-size matrices and arrays of doubles).
-template <class T>
+// Fields(value) gives a value's fields as a std::array<Real, N>; values are the same when those
+// are bitwise (the padding of Eigen-aligned structs is left out: it is not initialised).
+template <class T, class Fields>
 class DedupedTable {
  public:
   DedupedTable() = default;
@@ -29,26 +32,33 @@ class DedupedTable {
   std::size_t distinct_count() const { return distinct_.size(); }
 
  private:
-  static std::uint64_t hash(const T& value) {  // FNV-1a over the bytes
-    unsigned char bytes[sizeof(T)];
-    std::memcpy(bytes, &value, sizeof(T));
+  using Key = decltype(Fields()(std::declval<const T&>()));
+
+  static std::uint64_t hash(const Key& key) {  // FNV-1a over the bits of the fields
     std::uint64_t h = 14695981039346656037ULL;
-    for (unsigned char byte : bytes) h = (h ^ byte) * 1099511628211ULL;
+    for (const auto field : key) {
+      std::uint64_t bits;
+      std::memcpy(&bits, &field, sizeof bits);
+      h = (h ^ bits) * 1099511628211ULL;
+    }
     return h;
   }
 
   std::uint32_t find_or_insert(const T& value) {
-    const std::uint64_t key = hash(value);
-    const auto [first, last] = by_hash_.equal_range(key);
+    const Key key = Fields()(value);
+    const std::uint64_t h = hash(key);
+    const auto [first, last] = by_hash_.equal_range(h);
     for (auto it = first; it != last; ++it)
-      if (std::memcmp(&distinct_[it->second], &value, sizeof(T)) == 0) return it->second;
+      if (std::memcmp(keys_[it->second].data(), key.data(), sizeof(Key)) == 0) return it->second;
     const auto index = static_cast<std::uint32_t>(distinct_.size());
     distinct_.push_back(value);
-    by_hash_.emplace(key, index);
+    keys_.push_back(key);
+    by_hash_.emplace(h, index);
     return index;
   }
 
   std::vector<T> distinct_;
+  std::vector<Key> keys_;
   std::vector<std::uint32_t> index_;
   std::unordered_multimap<std::uint64_t, std::uint32_t> by_hash_;
 };

@@ -8,6 +8,7 @@
 // gathered: every rank ends with the same constants, whatever the rank count.
 #include <mpi.h>
 
+#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -23,8 +24,16 @@ struct FineMaterial {
   Real density = 0;
 };
 
+struct FineMaterialFields {
+  std::array<Real, 37> operator()(const FineMaterial& m) const {
+    std::array<Real, 37> fields;
+    std::copy_n(m.D.data(), 36, fields.begin());
+    fields[36] = m.density;
+    return fields;
+  }
+};
 // Per finest tet (indexed by finest tet − level_begin[max_level]), each distinct material once.
-using FineMaterials = DedupedTable<FineMaterial>;
+using FineMaterials = DedupedTable<FineMaterial, FineMaterialFields>;
 
 struct HomogenisationSettings {
   Real linear_tolerance = 0.05;  // δ_lin (spec §7)
@@ -38,7 +47,18 @@ struct TetConstants {
   std::array<Real, 6> alpha_min, alpha_max;
   Real density = 0;
 };
-using TetConstantsTable = DedupedTable<TetConstants>;  // per tet, each distinct value once
+struct TetConstantsFields {
+  std::array<Real, 49> operator()(const TetConstants& c) const {
+    std::array<Real, 49> fields;
+    std::copy_n(c.D.data(), 36, fields.begin());
+    std::copy(c.alpha_min.begin(), c.alpha_min.end(), fields.begin() + 36);
+    std::copy(c.alpha_max.begin(), c.alpha_max.end(), fields.begin() + 42);
+    fields[48] = c.density;
+    return fields;
+  }
+};
+using TetConstantsTable =
+    DedupedTable<TetConstants, TetConstantsFields>;  // per tet, each distinct value once
 
 // One homogenisation (H4a-H4f) of tet t: the samples α (sorted) and S̄(α) per basis m, D_T, bounds.
 struct StressStrainCurves {
