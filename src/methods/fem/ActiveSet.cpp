@@ -161,12 +161,12 @@ void ActiveSet::refine(Index t) {
   // Spec §6.3 refine(T) 1: every same-level tet touching T must be active or refined before T's
   // children appear. A coarse cover, once refined, may leave a child of it still covering the
   // neighbour, hence the loop; refine(a) balances a's own neighbourhood first.
-  for (Index i = h_->adjacency_offset[t]; i < h_->adjacency_offset[t + 1]; ++i) {
-    const Index neighbour = h_->adjacency[i];
+  h_->for_each_neighbour(t, [&](Index neighbour) {
     for (Index a = active_strict_ancestor(*this, neighbour); a >= 0;
          a = active_strict_ancestor(*this, neighbour))
       refine(a);
-  }
+    return true;
+  });
   activate(t, -1);
   for (int k = 0; k < 8; ++k) activate(h_->child(t, k), +1);
   if (refine_log_ != nullptr) refine_log_->push_back(t);
@@ -176,11 +176,10 @@ bool ActiveSet::can_coarsen(Index parent) const {
   if (parent < 0 || static_cast<std::size_t>(parent) >= h_->tet_count()) return false;
   if (h_->level[parent] < min_level_ || !all_children_active(*this, parent)) return false;
   // Spec §6.3 coarsen(P) 1: no tet touching a child may be refined, or it would touch P two levels
-  // finer.
+  // finer. A finest child's neighbours are finest and never refined: the hierarchy lists none.
   for (int k = 0; k < 8; ++k) {
     const Index c = h_->child(parent, k);
-    for (Index i = h_->adjacency_offset[c]; i < h_->adjacency_offset[c + 1]; ++i)
-      if (is_refined(*this, h_->adjacency[i])) return false;
+    if (!h_->for_each_neighbour(c, [&](Index s) { return !is_refined(*this, s); })) return false;
   }
   return true;
 }
@@ -245,8 +244,8 @@ bool ActiveSet::balanced() const {
   // ≥ l + 1, at the shared vertex.
   for (const Index p : refined_tets(*this)) {
     if (h_->level[p] == 0) continue;
-    for (Index i = h_->adjacency_offset[p]; i < h_->adjacency_offset[p + 1]; ++i)
-      if (active_strict_ancestor(*this, h_->adjacency[i]) >= 0) return false;
+    if (!h_->for_each_neighbour(p, [&](Index s) { return active_strict_ancestor(*this, s) < 0; }))
+      return false;
   }
   return true;
 }

@@ -60,7 +60,7 @@ Mat12 FemBackwardEuler::tangent(std::size_t i) const {
   corner_values(i, x_, x);
   const Index t = fem_.needed_[i];
   return dt_ * dt_ *
-         element_hessian(fem_.model_->rest[t], fem_.model_->constants[t].D, x,
+         element_hessian(fem_.needed_rest_[i], fem_.model_->constants[t].D, x,
                          fem_.scene_.sections.get<ImplicitSettings>().project_spd);
 }
 
@@ -86,7 +86,7 @@ void FemBackwardEuler::linearize(const Real* v, Real* gradient) {
     Real x[4][3], round_off[4];
     corner_values(i, x_, x);
     const Index t = fem_.needed_[i];
-    element_force_round_off(fem_.model_->rest[t], fem_.model_->constants[t].D, x, round_off);
+    element_force_round_off(fem_.needed_rest_[i], fem_.model_->constants[t].D, x, round_off);
     std::copy_n(round_off, 4, &round_off_[4 * i]);
   }
   // The scales of what cancels in ∇E (the element forces at a node, M v, M ṽ) and of what
@@ -143,7 +143,7 @@ Real FemBackwardEuler::energy_change(const Real* d) {
     for (int a = 0; a < 4; ++a)
       for (int c = 0; c < 3; ++c) moved[a][c] = x[a][c] + dt_ * moved[a][c];
     const Index t = fem_.needed_[i];
-    const RestShape& rest = fem_.model_->rest[t];
+    const RestShape& rest = fem_.needed_rest_[i];
     const Stiffness& D = fem_.model_->constants[t].D;
     terms.push_back(strain_energy(rest, D, moved) - strain_energy(rest, D, x));
   }

@@ -52,10 +52,10 @@ std::vector<const FemBody*> fem_bodies(const Scene& scene) {
   return keys;
 }
 
-std::vector<FineMaterial> fine_materials(const Scene& scene, const TetHierarchy& h,
-                                         const std::vector<std::int32_t>& root_body) {
+FineMaterials fine_materials(const Scene& scene, const TetHierarchy& h,
+                             const std::vector<std::int32_t>& root_body) {
   const Index begin = h.level_begin[h.max_level], end = h.level_begin[h.max_level + 1];
-  std::vector<FineMaterial> fine(static_cast<std::size_t>(end - begin));
+  FineMaterials fine;
   const std::vector<const FemBody*> fem_keys = fem_bodies(scene);
   for (Index t = begin; t < end; ++t) {
     const BodySettings& body = scene.bodies[root_body[h.root(t)]];
@@ -68,7 +68,7 @@ std::vector<FineMaterial> fine_materials(const Scene& scene, const TetHierarchy&
       if (parity % 2 != 0) name = keys.alternate_material;
     }
     const MaterialSettings& material = scene.materials.at(name);
-    fine[t - begin] = {stvk_stiffness(material), material.params.at("density")};
+    fine.push_back({stvk_stiffness(material), material.params.at("density")});
   }
   return fine;
 }
@@ -89,12 +89,6 @@ FemModel build_fem_model(MPI_Comm comm, const Scene& scene) {
   model.hierarchy = build_hierarchy(mesh, scene.sections.get<FemSettings>().max_level);
   const TetHierarchy& h = model.hierarchy;
 
-  model.rest.resize(h.tet_count());
-  for (std::size_t t = 0; t < h.tet_count(); ++t) {
-    const Corners& c = h.corners[t];
-    model.rest[t] = rest_shape(h.rest_position(c[0]), h.rest_position(c[1]), h.rest_position(c[2]),
-                               h.rest_position(c[3]));
-  }
   HomogenisationSettings homogenisation;
   homogenisation.linear_tolerance = scene.sections.get<FemSettings>().linear_tolerance;
   homogenisation.vertices_only = scene.sections.get<FemSettings>().boundary == "vertices_only";
@@ -123,7 +117,7 @@ FemModel build_fem_model(MPI_Comm comm, const Scene& scene) {
       if (!name.empty()) speed = std::max(speed, stvk_wave_speed(scene.materials.at(name)));
   Real altitude = std::numeric_limits<Real>::infinity();
   for (Index t = h.level_begin[h.max_level]; t < h.level_begin[h.max_level + 1]; ++t)
-    altitude = std::min(altitude, min_altitude(model.rest[t]));
+    altitude = std::min(altitude, min_altitude(tet_rest_shape(h, t)));
   model.stable_dt = 0.4 * altitude / speed;
   return model;
 }

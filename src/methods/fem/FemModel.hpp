@@ -1,7 +1,8 @@
 #pragma once
 // What every rank knows of a fem scene, built once (collectively) from the scene: the level-0
-// mesh of all bodies, its hierarchy (TetHierarchy.hpp), the fine materials and the homogenised
-// constants of every tet (Homogenisation.hpp), each tet's rest shape, and which nodes are held.
+// mesh of all bodies, its hierarchy (TetHierarchy.hpp), the homogenised constants of every tet
+// (Homogenisation.hpp; each distinct value stored once), and which nodes are held. Rest shapes
+// are computed where needed (tet_rest_shape), not stored per tet.
 // The model is static; the state (positions, velocities, the active set) lives elsewhere.
 #include <mpi.h>
 
@@ -16,8 +17,7 @@ namespace nendo::fem {
 
 struct FemModel {
   TetHierarchy hierarchy;
-  std::vector<RestShape> rest;          // per tet
-  std::vector<TetConstants> constants;  // per tet (finest: the fine material, bounds ±infinity)
+  TetConstantsTable constants;          // per tet (finest: the fine material, bounds ±infinity)
   std::vector<std::int32_t> node_body;  // per node: the body it belongs to
   std::vector<std::uint8_t> fixed;      // per node: held at its rest position
   std::vector<Vec3> body_velocity;      // per body: the initial velocity

@@ -222,6 +222,13 @@ void HierarchicalFem::interpolate_hanging(std::vector<Real>& values, int compone
   }
 }
 
+fem::RestShape HierarchicalFem::rest_shape(Index t) const {
+  const auto found = std::lower_bound(needed_.begin(), needed_.end(), t);
+  if (found != needed_.end() && *found == t)
+    return needed_rest_[static_cast<std::size_t>(found - needed_.begin())];
+  return fem::tet_rest_shape(model_->hierarchy, t);
+}
+
 bool HierarchicalFem::gather_corners(Index t, Real (&x)[4][3]) const {
   const fem::Corners& c = model_->hierarchy.corners[t];
   for (int a = 0; a < 4; ++a) {
@@ -246,7 +253,7 @@ void HierarchicalFem::mark(std::vector<Index>& refine, std::vector<Index>& coars
   const auto deformation_of = [&](Index t) {
     if (!gather_corners(t, x))
       throw CollectiveError("fem: tet " + std::to_string(t) + " reaches beyond the halo");
-    return fem::deformation_gradient(model_->rest[t], x);
+    return fem::deformation_gradient(rest_shape(t), x);
   };
   // The Green strain of a tet, as recover_strains found it if it did.
   const auto green_of = [&](Index t) {
@@ -336,15 +343,14 @@ void HierarchicalFem::recover_strains(Space& space) {
     Real* out = &recovered_[6 * k];
     for (std::uint32_t e = begin; e < end; ++e) {
       const std::uint32_t i = incidence_corner_[e] / 4;
-      const Index t = needed_[i];
       if (!strain_known_[i]) {
         for (int a = 0; a < 4; ++a)
           std::copy_n(&x_[3 * static_cast<std::size_t>(needed_slots_[4 * i + a])], 3, x[a]);
-        const fem::Voigt green = fem::green_strain(fem::deformation_gradient(model_->rest[t], x));
+        const fem::Voigt green = fem::green_strain(fem::deformation_gradient(needed_rest_[i], x));
         std::copy_n(green.data(), 6, &tet_strains_[6 * i]);
         strain_known_[i] = 1;
       }
-      const Real w = incidence_weight_[e] * model_->rest[t].volume;
+      const Real w = incidence_weight_[e] * needed_rest_[i].volume;
       for (int c = 0; c < 6; ++c) out[c] += w * tet_strains_[6 * i + c];
       volume += w;
     }
@@ -462,6 +468,7 @@ void HierarchicalFem::build_incidence(Space& space) {
   std::vector<Entry> entries;
   needed_.clear();
   needed_slots_.clear();
+  needed_rest_.clear();
   std::vector<fem::Master> masters;
   for (Index t : active_->active_tets()) {
     const std::size_t before = entries.size();
@@ -482,6 +489,7 @@ void HierarchicalFem::build_incidence(Space& space) {
     }
     if (entries.size() == before) continue;
     needed_.push_back(t);
+    needed_rest_.push_back(fem::tet_rest_shape(h, t));
     for (Index c : h.corners[t]) {
       needed_slots_.push_back(slot_[c]);
       beyond_ += slot_[c] < 0;
@@ -502,8 +510,8 @@ void HierarchicalFem::build_incidence(Space& space) {
   for (std::size_t k = 0; k < view_.owned(); ++k) {
     Real m = 0;
     for (std::uint32_t i = incidence_offset_[k]; i < incidence_offset_[k + 1]; ++i) {
-      const Index t = needed_[incidence_corner_[i] / 4];
-      m += incidence_weight_[i] * model_->constants[t].density * model_->rest[t].volume / 4;
+      const std::uint32_t tet = incidence_corner_[i] / 4;
+      m += incidence_weight_[i] * model_->constants[needed_[tet]].density * needed_rest_[tet].volume / 4;
     }
     mass[k] = m;
   }
@@ -527,7 +535,7 @@ void HierarchicalFem::compute_forces(const std::vector<Real>& x_view, const std:
       std::copy_n(&x_view[3 * s], 3, x[a]);
       std::copy_n(&v_view[3 * s], 3, v[a]);
     }
-    const fem::RestShape& rest = model_->rest[t];
+    const fem::RestShape& rest = needed_rest_[i];
     const fem::Stiffness& D = model_->constants[t].D;
     const fem::Mat3 F = fem::deformation_gradient(rest, x);
     const fem::Voigt green = fem::green_strain(F);  // once, for the forces and the energy

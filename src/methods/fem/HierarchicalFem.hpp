@@ -79,6 +79,7 @@ class HierarchicalFem final : public Method {
   Real kinetic_energy(const Space& space) const;
   // Corner positions (and velocities) of a tet from the view; false if a corner is not here.
   bool gather_corners(fem::Index t, Real (&x)[4][3]) const;
+  fem::RestShape rest_shape(fem::Index t) const;  // a needed tet's, else computed
 
   Scene scene_;
   std::unique_ptr<fem::FemModel> model_;
@@ -111,14 +112,15 @@ class HierarchicalFem final : public Method {
   std::vector<std::uint32_t> incidence_offset_;
   std::vector<std::uint32_t> incidence_corner_;  // 4 × needed tet index + corner
   std::vector<Real> incidence_weight_;
-  std::vector<fem::Index> needed_;          // active tets touching owned nodes, increasing
-  std::vector<std::int32_t> needed_slots_;  // 4 view slots per needed tet
-  std::vector<Real> tet_forces_;            // 12 per needed tet
-  std::vector<Real> force_;                 // 3 per owned particle
-  std::vector<Real> energies_;              // of the tets whose corner 0 is owned here (summed reproducibly)
-  std::vector<Real> tet_strains_;           // 6 per needed tet: its Green strain (Voigt), if strain_known_
-  std::vector<std::uint8_t> strain_known_;  // per needed tet: recover_strains computed it
-  std::vector<Real> recovered_;             // 6 per view entry: the recovered Green strain (Voigt)
+  std::vector<fem::Index> needed_;           // active tets touching owned nodes, increasing
+  std::vector<std::int32_t> needed_slots_;   // 4 view slots per needed tet
+  std::vector<fem::RestShape> needed_rest_;  // per needed tet
+  std::vector<Real> tet_forces_;             // 12 per needed tet
+  std::vector<Real> force_;                  // 3 per owned particle
+  std::vector<Real> energies_;               // of the tets whose corner 0 is owned here (summed reproducibly)
+  std::vector<Real> tet_strains_;            // 6 per needed tet: its Green strain (Voigt), if strain_known_
+  std::vector<std::uint8_t> strain_known_;   // per needed tet: recover_strains computed it
+  std::vector<Real> recovered_;              // 6 per view entry: the recovered Green strain (Voigt)
   long beyond_ = 0;  // data this rank needed and did not have, since the last check_reach                 //
                      // of the tets whose corner 0 is owned here
 

@@ -64,21 +64,15 @@ TetRange finest_descendants(const TetHierarchy& h, Index t) {
 
 Index finest_begin(const TetHierarchy& h) { return h.level_begin[h.max_level]; }
 
-void check_fine_materials(const TetHierarchy& h, const std::vector<FineMaterial>& fine) {
+void check_fine_materials(const TetHierarchy& h, const FineMaterials& fine) {
   const std::size_t expected = static_cast<std::size_t>(h.level_begin[h.max_level + 1] - finest_begin(h));
   if (fine.size() != expected)
     throw Error("homogenisation: " + std::to_string(fine.size()) + " fine materials for " +
                 std::to_string(expected) + " finest tets");
 }
 
-RestShape tet_rest_shape(const TetHierarchy& h, Index t) {
-  const Corners& c = h.corners[t];
-  return rest_shape(h.rest_position(c[0]), h.rest_position(c[1]), h.rest_position(c[2]),
-                    h.rest_position(c[3]));
-}
-
 // H4b: ρ_T = Σ ρ_e V_e / V_T.
-Real average_density(const TetHierarchy& h, Index t, const std::vector<FineMaterial>& fine) {
+Real average_density(const TetHierarchy& h, Index t, const FineMaterials& fine) {
   const TetRange range = finest_descendants(h, t);
   Real mass = 0;
   for (Index e = range.begin; e < range.begin + range.count; ++e)
@@ -87,8 +81,7 @@ Real average_density(const TetHierarchy& h, Index t, const std::vector<FineMater
 }
 
 // The common D_e of the fine tets in `range`, or null if they differ (H4c).
-const Stiffness* uniform_stiffness(const TetHierarchy& h, TetRange range,
-                                   const std::vector<FineMaterial>& fine) {
+const Stiffness* uniform_stiffness(const TetHierarchy& h, TetRange range, const FineMaterials& fine) {
   const Stiffness& first = fine[range.begin - finest_begin(h)].D;
   for (Index e = range.begin + 1; e < range.begin + range.count; ++e)
     if (!(fine[e - finest_begin(h)].D.array() == first.array()).all()) return nullptr;
@@ -125,8 +118,7 @@ struct FinePatch {
   Vector3 centroid = Vector3::Zero();  // X_c
 };
 
-FinePatch make_patch(const TetHierarchy& h, Index t, const std::vector<FineMaterial>& fine,
-                     bool vertices_only) {
+FinePatch make_patch(const TetHierarchy& h, Index t, const FineMaterials& fine, bool vertices_only) {
   const TetRange range = finest_descendants(h, t);
   const std::unordered_map<Index, std::uint8_t> mask = face_masks(h, t);
   const Corners& corners = h.corners[t];
@@ -486,7 +478,7 @@ void hash_doubles(std::uint64_t& hash, const Real* values, std::size_t count) {
   }
 }
 
-SimilarityKey similarity_key(const TetHierarchy& h, Index t, const std::vector<FineMaterial>& fine) {
+SimilarityKey similarity_key(const TetHierarchy& h, Index t, const FineMaterials& fine) {
   SimilarityKey key;
   key.depth = h.max_level - h.level[t];
   const Corners& c = h.corners[t];
@@ -525,8 +517,7 @@ TetConstants unpack(const Real* in) {
 
 // The constants of this rank's share of the classes (class k goes to rank k mod size), packed.
 std::vector<Real> compute_share(MPI_Comm comm, const TetHierarchy& h,
-                                const std::vector<Index>& representatives,
-                                const std::vector<FineMaterial>& fine,
+                                const std::vector<Index>& representatives, const FineMaterials& fine,
                                 const HomogenisationSettings& settings) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
@@ -547,6 +538,12 @@ std::vector<Real> compute_share(MPI_Comm comm, const TetHierarchy& h,
 
 }  // namespace
 
+RestShape tet_rest_shape(const TetHierarchy& h, Index t) {
+  const Corners& c = h.corners[t];
+  return rest_shape(h.rest_position(c[0]), h.rest_position(c[1]), h.rest_position(c[2]),
+                    h.rest_position(c[3]));
+}
+
 std::vector<Real> strain_samples() {
   std::vector<Real> magnitudes = {1e-3, 0.005};
   for (int k = 1; k <= 10; ++k) magnitudes.push_back(k / 100.0);
@@ -561,7 +558,7 @@ std::vector<Real> strain_samples() {
   return samples;
 }
 
-StressStrainCurves homogenise_tet(const TetHierarchy& h, Index t, const std::vector<FineMaterial>& fine,
+StressStrainCurves homogenise_tet(const TetHierarchy& h, Index t, const FineMaterials& fine,
                                   const HomogenisationSettings& settings) {
   check_fine_materials(h, fine);
   if (t < 0 || t >= h.level_begin[h.max_level])
@@ -581,9 +578,8 @@ StressStrainCurves homogenise_tet(const TetHierarchy& h, Index t, const std::vec
   return curves;
 }
 
-std::vector<TetConstants> homogenise(MPI_Comm comm, const TetHierarchy& h,
-                                     const std::vector<FineMaterial>& fine,
-                                     const HomogenisationSettings& settings) {
+TetConstantsTable homogenise(MPI_Comm comm, const TetHierarchy& h, const FineMaterials& fine,
+                             const HomogenisationSettings& settings) {
   check_fine_materials(h, fine);
   const Index coarse_tets = h.level_begin[h.max_level];
   std::map<SimilarityKey, int> classes;
@@ -603,19 +599,22 @@ std::vector<TetConstants> homogenise(MPI_Comm comm, const TetHierarchy& h,
   std::vector<int> offsets(static_cast<std::size_t>(size), 0);  // first result of each rank's share
   for (int r = 1; r < size; ++r)
     offsets[r] = offsets[r - 1] + static_cast<int>((representatives.size() + size - r) / size);
-  std::vector<TetConstants> constants(h.tet_count());
+  TetConstantsTable constants;
   for (Index t = 0; t < coarse_tets; ++t) {
     const int k = class_of[t];
-    constants[t] = unpack(&results[kResultSize * static_cast<std::size_t>(offsets[k % size] + k / size)]);
-    constants[t].density = average_density(h, t, fine);
+    TetConstants c = unpack(&results[kResultSize * static_cast<std::size_t>(offsets[k % size] + k / size)]);
+    c.density = average_density(h, t, fine);
+    constants.push_back(c);
   }
   const Real infinity = std::numeric_limits<Real>::infinity();
   for (Index t = coarse_tets; t < static_cast<Index>(h.tet_count()); ++t) {  // H5
     const FineMaterial& material = fine[t - coarse_tets];
-    constants[t].D = material.D;
-    constants[t].alpha_min.fill(-infinity);
-    constants[t].alpha_max.fill(infinity);
-    constants[t].density = material.density;
+    TetConstants c;
+    c.D = material.D;
+    c.alpha_min.fill(-infinity);
+    c.alpha_max.fill(infinity);
+    c.density = material.density;
+    constants.push_back(c);
   }
   return constants;
 }

@@ -8,9 +8,11 @@
 // gathered: every rank ends with the same constants, whatever the rank count.
 #include <mpi.h>
 
+#include <algorithm>
 #include <array>
 #include <vector>
 
+#include "methods/fem/DedupedTable.hpp"
 #include "methods/fem/StvkElement.hpp"
 #include "methods/fem/TetHierarchy.hpp"
 
@@ -21,6 +23,17 @@ struct FineMaterial {
   Stiffness D;
   Real density = 0;
 };
+
+struct FineMaterialFields {
+  std::array<Real, 37> operator()(const FineMaterial& m) const {
+    std::array<Real, 37> fields;
+    std::copy_n(m.D.data(), 36, fields.begin());
+    fields[36] = m.density;
+    return fields;
+  }
+};
+// Per finest tet (indexed by finest tet − level_begin[max_level]), each distinct material once.
+using FineMaterials = DedupedTable<FineMaterial, FineMaterialFields>;
 
 struct HomogenisationSettings {
   Real linear_tolerance = 0.05;  // δ_lin (spec §7)
@@ -34,6 +47,18 @@ struct TetConstants {
   std::array<Real, 6> alpha_min, alpha_max;
   Real density = 0;
 };
+struct TetConstantsFields {
+  std::array<Real, 49> operator()(const TetConstants& c) const {
+    std::array<Real, 49> fields;
+    std::copy_n(c.D.data(), 36, fields.begin());
+    std::copy(c.alpha_min.begin(), c.alpha_min.end(), fields.begin() + 36);
+    std::copy(c.alpha_max.begin(), c.alpha_max.end(), fields.begin() + 42);
+    fields[48] = c.density;
+    return fields;
+  }
+};
+using TetConstantsTable =
+    DedupedTable<TetConstants, TetConstantsFields>;  // per tet, each distinct value once
 
 // One homogenisation (H4a-H4f) of tet t: the samples α (sorted) and S̄(α) per basis m, D_T, bounds.
 struct StressStrainCurves {
@@ -42,16 +67,18 @@ struct StressStrainCurves {
   TetConstants constants;
 };
 
+// Tet t's rest shape, from its corners' rest positions (the same bits wherever it is computed).
+RestShape tet_rest_shape(const TetHierarchy& h, Index t);
+
 // The sample set A of H4d (both signs, increasing).
 std::vector<Real> strain_samples();
 
 // H4 for one tet (serial). `fine` is indexed by finest tet − level_begin[max_level].
-StressStrainCurves homogenise_tet(const TetHierarchy& h, Index t, const std::vector<FineMaterial>& fine,
+StressStrainCurves homogenise_tet(const TetHierarchy& h, Index t, const FineMaterials& fine,
                                   const HomogenisationSettings& settings);
 
 // H4 and H5 for every tet of the hierarchy, indexed by tet. Collective over comm.
-std::vector<TetConstants> homogenise(MPI_Comm comm, const TetHierarchy& h,
-                                     const std::vector<FineMaterial>& fine,
-                                     const HomogenisationSettings& settings);
+TetConstantsTable homogenise(MPI_Comm comm, const TetHierarchy& h, const FineMaterials& fine,
+                             const HomogenisationSettings& settings);
 
 }  // namespace nendo::fem

@@ -114,13 +114,9 @@ void refine_level(TetHierarchy& h, int l) {
 }
 
 // Node → tets incidence of one level as CSR; each list ascending (tets are visited in order).
-struct NodeStars {
-  std::vector<Index> offset, tets;
-};
-
-NodeStars node_stars(const TetHierarchy& h, int l) {
+TetHierarchy::NodeStars node_stars(const TetHierarchy& h, int l) {
   const Index begin = h.level_begin[l], end = h.level_begin[l + 1];
-  NodeStars stars;
+  TetHierarchy::NodeStars stars;
   stars.offset.assign(static_cast<std::size_t>(h.node_level_end[l]) + 1, 0);
   for (Index t = begin; t < end; ++t)
     for (Index n : h.corners[t]) ++stars.offset[n + 1];
@@ -130,50 +126,6 @@ NodeStars node_stars(const TetHierarchy& h, int l) {
   for (Index t = begin; t < end; ++t)
     for (Index n : h.corners[t]) stars.tets[fill[n]++] = t;
   return stars;
-}
-
-// Calls visit(s) for every tet s ≠ t sharing a vertex with t, ascending and once each: a 4-way
-// merge of t's corner stars.
-template <class Visit>
-void for_each_vertex_neighbour(const TetHierarchy& h, const NodeStars& stars, Index t, Visit&& visit) {
-  std::array<Index, 4> at, stop;
-  for (int k = 0; k < 4; ++k) {
-    at[k] = stars.offset[h.corners[t][k]];
-    stop[k] = stars.offset[h.corners[t][k] + 1];
-  }
-  for (;;) {
-    Index next = std::numeric_limits<Index>::max();
-    for (int k = 0; k < 4; ++k)
-      if (at[k] < stop[k]) next = std::min(next, stars.tets[at[k]]);
-    if (next == std::numeric_limits<Index>::max()) return;
-    for (int k = 0; k < 4; ++k)
-      if (at[k] < stop[k] && stars.tets[at[k]] == next) ++at[k];
-    if (next != t) visit(next);
-  }
-}
-
-// H3, in one merge pass. The CSR is the largest array of the hierarchy (~68 entries per tet of a
-// Kuhn mesh), so it is reserved once at an upper bound (Σ corner star sizes; the untouched tail
-// costs address space, not memory) and filled by push_back rather than zero-filled first.
-void build_adjacency(TetHierarchy& h) {
-  std::size_t bound = 0;
-  for (int l = 0; l <= h.max_level; ++l) {
-    const NodeStars stars = node_stars(h, l);
-    for (Index t = h.level_begin[l]; t < h.level_begin[l + 1]; ++t)
-      for (Index n : h.corners[t])
-        bound += static_cast<std::size_t>(stars.offset[n + 1] - stars.offset[n] - 1);
-  }
-  h.adjacency.reserve(bound);
-  h.adjacency_offset.assign(h.tet_count() + 1, 0);
-  for (int l = 0; l <= h.max_level; ++l) {
-    const NodeStars stars = node_stars(h, l);
-    for (Index t = h.level_begin[l]; t < h.level_begin[l + 1]; ++t) {
-      for_each_vertex_neighbour(h, stars, t, [&](Index s) { h.adjacency.push_back(s); });
-      if (h.adjacency.size() > static_cast<std::size_t>(std::numeric_limits<Index>::max()))
-        throw std::length_error("build_hierarchy: the vertex adjacency exceeds the 32-bit CSR offsets");
-      h.adjacency_offset[t + 1] = static_cast<Index>(h.adjacency.size());
-    }
-  }
 }
 
 }  // namespace
@@ -206,7 +158,7 @@ TetHierarchy build_hierarchy(const TetMesh& level0, int max_level) {
   h.level_begin = {0, root_count};
 
   for (int l = 0; l < max_level; ++l) refine_level(h, l);
-  build_adjacency(h);
+  for (int l = 0; l < max_level; ++l) h.stars.push_back(node_stars(h, l));
   return h;
 }
 

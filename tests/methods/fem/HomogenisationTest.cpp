@@ -67,15 +67,17 @@ TetMesh kuhn_box(int nx, int ny, int nz, Real edge) {
 Index first_fine(const TetHierarchy& h) { return h.level_begin[h.max_level]; }
 Index coarse_count(const TetHierarchy& h) { return h.level_begin[h.max_level]; }
 
-std::vector<FineMaterial> uniform_material(const TetHierarchy& h, const Stiffness& D) {
-  return std::vector<FineMaterial>(static_cast<std::size_t>(h.tet_count() - first_fine(h)), {D, kDensity});
+FineMaterials uniform_material(const TetHierarchy& h, const Stiffness& D) {
+  FineMaterials fine;
+  fine.resize(static_cast<std::size_t>(h.tet_count() - first_fine(h)), {D, kDensity});
+  return fine;
 }
 
 // Fine tets alternate soft (E, ρ) and stiff (10E, 2ρ) by the parity of their index: every coarse
 // tet is heterogeneous.
-std::vector<FineMaterial> parity_checkerboard(const TetHierarchy& h) {
-  std::vector<FineMaterial> fine = uniform_material(h, isotropic(kYoung));
-  for (std::size_t e = 1; e < fine.size(); e += 2) fine[e] = {isotropic(10 * kYoung), 2 * kDensity};
+FineMaterials parity_checkerboard(const TetHierarchy& h) {
+  FineMaterials fine = uniform_material(h, isotropic(kYoung));
+  for (std::size_t e = 1; e < fine.size(); e += 2) fine.set(e, {isotropic(10 * kYoung), 2 * kDensity});
   return fine;
 }
 
@@ -136,7 +138,7 @@ std::vector<Real> residual_curve(const StressStrainCurves& curves, int m, int si
   return r;
 }
 
-std::uint64_t table_hash(const std::vector<TetConstants>& table) {
+std::uint64_t table_hash(const TetConstantsTable& table) {
   std::uint64_t hash = 14695981039346656037ULL;
   auto mix = [&hash](const Real* values, std::size_t count) {
     for (std::size_t k = 0; k < count; ++k) {
@@ -145,7 +147,8 @@ std::uint64_t table_hash(const std::vector<TetConstants>& table) {
       hash = (hash ^ bits) * 1099511628211ULL;
     }
   };
-  for (const TetConstants& c : table) {
+  for (std::size_t t = 0; t < table.size(); ++t) {
+    const TetConstants& c = table[t];
     mix(c.D.data(), 36);
     mix(c.alpha_min.data(), 6);
     mix(c.alpha_max.data(), 6);
@@ -178,7 +181,7 @@ TEST(Homogenisation, HomogeneousIsotropicGivesDAndTheAnalyticBoundsAtEveryLevel)
   const Stiffness D = isotropic(kYoung);
   for (const TetMesh& mesh : {kuhn_tet(), kuhn_box(1, 1, 1, 1.0)}) {
     const TetHierarchy h = build_hierarchy(mesh, 2);
-    const std::vector<FineMaterial> fine = uniform_material(h, D);
+    const FineMaterials fine = uniform_material(h, D);
     for (Index t = 0; t < coarse_count(h); ++t) {
       const StressStrainCurves curves = homogenise_tet(h, t, fine, loop_settings());
       EXPECT_LT(relative_difference(curves.constants.D, D), 1e-6) << "tet " << t;
@@ -199,7 +202,7 @@ TEST(Homogenisation, HomogeneousIsotropicGivesDAndTheAnalyticBoundsAtEveryLevel)
 
 TEST(Homogenisation, TighterToleranceGivesTheAnalyticBounds) {
   const TetHierarchy h = build_hierarchy(kuhn_tet(), 2);
-  const std::vector<FineMaterial> fine = uniform_material(h, isotropic(kYoung));
+  const FineMaterials fine = uniform_material(h, isotropic(kYoung));
   for (Real tolerance : {0.005, 0.01, 0.02}) {
     HomogenisationSettings settings = loop_settings();
     settings.linear_tolerance = tolerance;
@@ -210,7 +213,7 @@ TEST(Homogenisation, TighterToleranceGivesTheAnalyticBounds) {
 // H4c: the fast path must give what the loop gives (35 relaxed interior nodes here).
 TEST(Homogenisation, FastPathEqualsTheLoop) {
   const TetHierarchy h = build_hierarchy(kuhn_tet(), 3);
-  const std::vector<FineMaterial> fine = uniform_material(h, isotropic(kYoung));
+  const FineMaterials fine = uniform_material(h, isotropic(kYoung));
   const StressStrainCurves fast = homogenise_tet(h, 0, fine, HomogenisationSettings{});
   const StressStrainCurves loop = homogenise_tet(h, 0, fine, loop_settings());
   EXPECT_LT(relative_difference(fast.constants.D, loop.constants.D), 1e-9);
@@ -234,7 +237,7 @@ TEST(Homogenisation, AnisotropicHomogeneousGivesDe) {
   const TetHierarchy h = build_hierarchy(kuhn_tet(), 2);
   for (const Vec3& fibre : {Vec3{1, 0, 0}, direction}) {
     const Stiffness D = fibre_stiffness(lame_lambda(kYoung), lame_mu(kYoung), fibre, 9 * kYoung);
-    const std::vector<FineMaterial> fine = uniform_material(h, D);
+    const FineMaterials fine = uniform_material(h, D);
     for (Index t = 0; t < coarse_count(h); ++t)
       EXPECT_LT(relative_difference(homogenise_tet(h, t, fine, loop_settings()).constants.D, D), 1e-6)
           << "tet " << t;
@@ -246,7 +249,7 @@ struct Bounds {
 };
 
 // D_Voigt = ⟨D_e⟩, D_Reuss = ⟨D_e⁻¹⟩⁻¹ over the finest descendants of t (volume averages).
-Bounds voigt_reuss(const TetHierarchy& h, Index t, const std::vector<FineMaterial>& fine) {
+Bounds voigt_reuss(const TetHierarchy& h, Index t, const FineMaterials& fine) {
   Index begin = t, count = 1;
   for (int l = h.level[t]; l < h.max_level; ++l) begin = h.child(begin, 0), count *= 8;
   Stiffness stiffness = Stiffness::Zero(), compliance = Stiffness::Zero();
@@ -267,7 +270,7 @@ Bounds voigt_reuss(const TetHierarchy& h, Index t, const std::vector<FineMateria
 // interior nodes exist (depth 3: 35 of them; depth 2: one).
 TEST(Homogenisation, CheckerboardLiesBetweenReussAndVoigt) {
   const TetHierarchy h = build_hierarchy(kuhn_tet(), 3);
-  const std::vector<FineMaterial> fine = parity_checkerboard(h);
+  const FineMaterials fine = parity_checkerboard(h);
   for (Index t : {0, 1, 5}) {
     const StressStrainCurves curves = homogenise_tet(h, t, fine, HomogenisationSettings{});
     const Bounds bounds = voigt_reuss(h, t, fine);
@@ -287,10 +290,12 @@ TEST(Homogenisation, CheckerboardLiesBetweenReussAndVoigt) {
 
 TEST(Homogenisation, StifferFineTetDoesNotSoften) {
   const TetHierarchy h = build_hierarchy(kuhn_tet(), 3);
-  std::vector<FineMaterial> fine = parity_checkerboard(h);
+  FineMaterials fine = parity_checkerboard(h);
   const Stiffness before = homogenise_tet(h, 0, fine, HomogenisationSettings{}).constants.D;
   for (std::size_t e : {std::size_t(100), std::size_t(301)}) {
-    fine[e].D *= 3;
+    FineMaterial stiffer = fine[e];
+    stiffer.D *= 3;
+    fine.set(e, stiffer);
     const Stiffness after = homogenise_tet(h, 0, fine, HomogenisationSettings{}).constants.D;
     EXPECT_GE(smallest_eigenvalue(after - before), -1e-8 * before.norm()) << "fine tet " << e;
     EXPECT_GT(largest_eigenvalue(after - before), 1e-6 * before.norm()) << "fine tet " << e;
@@ -324,10 +329,10 @@ TEST(Homogenisation, VerticesOnlyIsSofterThanD) {
 // homogenise_tet of each class's first tet, and carries D_e, ±∞ and ρ_e on the finest tets.
 TEST(Homogenise, TableIsIndependentOfTheRankCount) {
   const TetHierarchy h = build_hierarchy(kuhn_box(1, 1, 1, 1.0), 2);
-  const std::vector<FineMaterial> fine = parity_checkerboard(h);
+  const FineMaterials fine = parity_checkerboard(h);
   const HomogenisationSettings settings;
-  const std::vector<TetConstants> table = homogenise(MPI_COMM_WORLD, h, fine, settings);
-  const std::vector<TetConstants> serial = homogenise(MPI_COMM_SELF, h, fine, settings);
+  const TetConstantsTable table = homogenise(MPI_COMM_WORLD, h, fine, settings);
+  const TetConstantsTable serial = homogenise(MPI_COMM_SELF, h, fine, settings);
   ASSERT_EQ(table.size(), h.tet_count());
   ASSERT_EQ(serial.size(), h.tet_count());
   for (std::size_t t = 0; t < table.size(); ++t)
@@ -365,7 +370,7 @@ TEST(Homogenise, CantileverOfOneMaterial) {
   ASSERT_EQ(coarse_count(h), 24 + 192 + 1536);
   const Stiffness D = isotropic(kYoung);
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<TetConstants> table = homogenise(MPI_COMM_WORLD, h, uniform_material(h, D), {});
+  const TetConstantsTable table = homogenise(MPI_COMM_WORLD, h, uniform_material(h, D), {});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << "cantilever precompute (one material): " << seconds << " s\n";
   for (Index t = 0; t < coarse_count(h); ++t) {

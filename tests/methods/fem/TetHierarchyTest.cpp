@@ -253,26 +253,38 @@ TEST(TetHierarchy, ChildrenFollowBeysVertexOrderAndAncestry) {
   EXPECT_FALSE(h.is_ancestor(h.parent(leaf) + 1, leaf));
 }
 
+std::vector<Index> neighbours(const TetHierarchy& h, Index t) {
+  std::vector<Index> listed;
+  h.for_each_neighbour(t, [&](Index s) {
+    listed.push_back(s);
+    return true;
+  });
+  return listed;
+}
+
+// Below the finest level; a finest tet lists none (no finest tet is ever refined, so none is read).
 TEST(TetHierarchy, AdjacencyIsTheSameLevelVertexNeighbourhood) {
   const TetHierarchy h = build_hierarchy(kuhn_box(2, 1, 1), 2);
-  ASSERT_EQ(h.adjacency_offset.size(), h.tet_count() + 1);
+  ASSERT_EQ(h.stars.size(), 2u);
   for (int l = 0; l <= h.max_level; ++l)
     for (Index t = h.level_begin[l]; t < h.level_begin[l + 1]; ++t) {
       std::vector<Index> expected;
-      for (Index s = h.level_begin[l]; s < h.level_begin[l + 1]; ++s) {
+      for (Index s = h.level_begin[l]; s < h.level_begin[l + 1] && l < h.max_level; ++s) {
         bool shares = false;
         for (Index a : h.corners[t]) shares |= std::count(h.corners[s].begin(), h.corners[s].end(), a) > 0;
         if (shares && s != t) expected.push_back(s);
       }
-      const std::vector<Index> listed(h.adjacency.begin() + h.adjacency_offset[t],
-                                      h.adjacency.begin() + h.adjacency_offset[t + 1]);
+      const std::vector<Index> listed = neighbours(h, t);
       EXPECT_EQ(listed, expected) << "tet " << t;
       for (Index s : listed) {  // symmetric
-        const auto begin = h.adjacency.begin() + h.adjacency_offset[s],
-                   end = h.adjacency.begin() + h.adjacency_offset[s + 1];
-        EXPECT_TRUE(std::binary_search(begin, end, t));
+        const std::vector<Index> back = neighbours(h, s);
+        EXPECT_TRUE(std::binary_search(back.begin(), back.end(), t));
       }
     }
+  // A visit that returns false stops the walk.
+  int visits = 0;
+  EXPECT_FALSE(h.for_each_neighbour(0, [&](Index) { return ++visits < 2; }));
+  EXPECT_EQ(visits, 2);
 }
 
 TEST(TetHierarchy, SignatureAndDihedralAngleOfKnownShapes) {
