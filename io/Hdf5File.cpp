@@ -102,8 +102,11 @@ Hdf5File Hdf5File::open_read_serial(const std::string& path) {
 Hdf5File Hdf5File::create_serial(const std::string& path) {
   silence_hdf5_errors();
   Hdf5File file(path, false);
+  Hdf5Id access(file.check(H5Pcreate(H5P_FILE_ACCESS), "create file access property list"), H5Pclose);
+  // No lock, like the MPI-IO files: parallel file systems without flock() must not refuse it.
+  file.check_status(H5Pset_file_locking(access.get(), false, true), "switch file locking off");
   file.file_ = Hdf5Id(
-      file.check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), "create file"), H5Fclose);
+      file.check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()), "create file"), H5Fclose);
   return file;
 }
 

@@ -348,16 +348,20 @@ void create_with_space(const std::string& temporary, const std::string& path, st
 }
 
 // Open MPI's OMPIO can lose a failed write (ENOSPC) on some ranks without reporting it, leaving
-// holes in the file (seen on tmpfs with 3 and 4 ranks). Collective: whether the file system holds
-// fewer bytes of the file than were written into it (rank 0 looks, every rank learns).
-bool stored_less_than(MPI_Comm comm, const std::string& path, std::uint64_t data_bytes) {
-  int sparse = 0;
+// holes in the file (seen on tmpfs with 3 and 4 ranks). Within the reserved space no write can
+// fail so; a file larger than its reservation (file_bytes_bound fell short) could have met the full
+// disk beyond it. Collective: whether the file system holds fewer bytes of the file than were
+// written into it, or the file outgrew its reservation (rank 0 looks, every rank learns).
+bool may_have_lost_writes(MPI_Comm comm, const std::string& path, std::uint64_t data_bytes,
+                          std::uint64_t reserved) {
+  int suspect = 0;
   struct stat status {};
   if (mpi::rank(comm) == 0)
-    sparse =
-        ::stat(path.c_str(), &status) != 0 || static_cast<std::uint64_t>(status.st_blocks) * 512 < data_bytes;
-  MPI_Bcast(&sparse, 1, MPI_INT, 0, comm);
-  return sparse != 0;
+    suspect = ::stat(path.c_str(), &status) != 0 ||
+              static_cast<std::uint64_t>(status.st_blocks) * 512 < data_bytes ||
+              static_cast<std::uint64_t>(status.st_size) > reserved;
+  MPI_Bcast(&suspect, 1, MPI_INT, 0, comm);
+  return suspect != 0;
 }
 
 // Data reaches the disk: the file's contents before its new name, the name before we return.
@@ -494,7 +498,7 @@ ParticleFileInfo ParticleWriter::write_file(MPI_Comm comm, const std::string& pa
         if (!failure.empty()) throw Error(failure);
       });
     // A file with holes is read back; unless the file system compresses, that is a lost write.
-    if (stored_less_than(comm, temporary, stored))
+    if (may_have_lost_writes(comm, temporary, stored, reserved))
       agreed([&] {
         try {
           ParticleReader::read(comm, temporary, nullptr, options.checksums);
