@@ -312,7 +312,7 @@ std::uint64_t global_checksum(MPI_Comm comm, const ParticleField& field, std::ui
 // `finish` adds.
 std::uint64_t file_bytes_bound(const std::vector<const ParticleField*>& fields, std::uint64_t total,
                                std::uint64_t tets, const ParticleFileOptions& options) {
-  std::uint64_t data = 0, objects = 16;  // the superblock, the root group with its attributes, /particles
+  std::uint64_t data = 0, objects = 16;  // 64 KiB: the superblock, the root group, /particles, string heaps
   for (const ParticleField* field : fields) {
     data += total * field->bytes_per_particle();
     ++objects;
