@@ -252,23 +252,26 @@ class Faults(unittest.TestCase):
 
     def test_a_disk_that_fills_during_a_checkpoint_write_never_hangs_the_job(self):
         # Something else takes all the free space of the checkpoints' file system the moment the
-        # second checkpoint's .tmp appears, after the space check for it passed. Either the file's
+        # second checkpoint's .tmp appears, after the space check for it passed (or just after that
+        # checkpoint, when its write was too quick to catch: on 1 rank). Either the file's
         # space was already reserved (the file is whole and the next checkpoint meets the full disk)
         # or the reservation fails: the job stops within seconds, never in a collective write.
         directory = self.fresh("filled-during-write")
         folder = os.path.join(directory, "checkpoints")
         os.makedirs(folder)
-        mount("-t", "tmpfs", "-o", "size=%d" % (4 * os.path.getsize(checkpoints(self.big_reference)[-1])), "tmpfs",
+        mount("-t", "tmpfs", "-o", "size=%d" % (4 * os.path.getsize(checkpoints(self.reference)[-1])), "tmpfs",
               folder)
         try:
             with open(os.path.join(directory, "stdout"), "w+") as out, open(os.path.join(directory, "stderr"),
                                                                             "w+") as err:
-                job = subprocess.Popen(command(directory, self.big, "--set", "checkpoint.every_steps=40", "--set",
+                job = subprocess.Popen(command(directory, self.scene, "--set", "checkpoint.every_steps=40", "--set",
                                                "checkpoint.keep=10"), stdout=out, stderr=err)
                 filled = False
                 while not filled and job.poll() is None:
                     names = os.listdir(folder)
-                    if "checkpoint_000000040.h5" in names and any(n.endswith(".h5.tmp") for n in names):
+                    writing = "checkpoint_000000040.h5" in names and any(n.endswith(".h5.tmp") for n in names)
+                    missed = len([n for n in names if n.endswith(".h5")]) > 1  # a write too quick to catch
+                    if writing or missed:
                         filled = take_all_free_space(folder) > 0
                 filled_at = time.time()
                 try:
@@ -297,8 +300,8 @@ class Faults(unittest.TestCase):
                 shutil.copy(path, os.path.join(rescued, "checkpoints"))
         finally:
             unmount(folder)
-        self.resume_to_the_end(rescued, self.big)
-        self.assert_ends_like_the_reference(rescued, big=True)
+        self.resume_to_the_end(rescued)
+        self.assert_ends_like_the_reference(rescued)
 
     def test_a_read_only_directory_stops_cleanly_and_keeps_the_checkpoint(self):
         directory = self.fresh("read-only")
