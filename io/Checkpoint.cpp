@@ -30,6 +30,19 @@ std::vector<std::string> split_lines(const std::string& text) {
   return lines;
 }
 
+// An upper bound of the bytes write_meta adds to the file (ParticleFileOptions::finish_bytes).
+std::uint64_t meta_bytes(const CheckpointMeta& meta) {
+  std::uint64_t data = meta.scene_text.size() + join_lines(meta.overrides).size() +
+                       meta.splitters.size() * sizeof(std::uint64_t) + meta.run_id.size() +
+                       meta.method.size();
+  std::uint64_t objects = 6;  // /meta and its attributes, scene, overrides, splitters, the method groups
+  for (const auto& [name, values] : meta.method_state.reals) data += values.size() * sizeof(double);
+  for (const auto& [name, values] : meta.method_state.integers) data += values.size() * sizeof(std::int64_t);
+  objects += meta.method_state.reals.size() + meta.method_state.integers.size();
+  data += meta.rows.total_runs * sizeof(BlockRun), ++objects;  // /meta/rows
+  return data + objects * kHdf5ObjectBytes;
+}
+
 void write_meta(const Hdf5File& file, const CheckpointMeta& meta) {
   Hdf5Id group = file.create_group("/meta");
   const hid_t g = group.get();
@@ -162,6 +175,7 @@ void write_checkpoint(MPI_Comm comm, const std::string& path, const ParticleSet&
   options.checksums = true;
   options.sync = true;
   options.finish = [&](const Hdf5File& file) { write_meta(file, meta); };
+  options.finish_bytes = meta_bytes(meta);
   try {
     ParticleWriter::write_file(comm, path, particles, fields, meta.time, meta.step, -1, options);
   } catch (const Error& e) {

@@ -53,6 +53,14 @@ std::string hdf5_error_detail() {
 void silence_hdf5_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 
 Hdf5File Hdf5File::create(const std::string& path, MPI_Comm comm) {
+  return open_parallel_for_writing(path, comm, H5F_ACC_TRUNC);
+}
+
+Hdf5File Hdf5File::open_write(const std::string& path, MPI_Comm comm) {
+  return open_parallel_for_writing(path, comm, H5F_ACC_RDWR);
+}
+
+Hdf5File Hdf5File::open_parallel_for_writing(const std::string& path, MPI_Comm comm, unsigned flags) {
   silence_hdf5_errors();
   Hdf5File file(path, true);
   int rank = 0;
@@ -62,8 +70,10 @@ Hdf5File Hdf5File::create(const std::string& path, MPI_Comm comm) {
   file.check_status(H5Pset_fapl_mpio(access.get(), comm, MPI_INFO_NULL), "set MPI-IO file access");
   // Metadata is written collectively, as one MPI-IO operation instead of one per rank.
   file.check_status(H5Pset_coll_metadata_write(access.get(), true), "set collective metadata writes");
-  file.file_ = Hdf5Id(
-      file.check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()), "create file"), H5Fclose);
+  const hid_t id = flags == H5F_ACC_TRUNC ? H5Fcreate(path.c_str(), flags, H5P_DEFAULT, access.get())
+                                          : H5Fopen(path.c_str(), flags, access.get());
+  file.file_ =
+      Hdf5Id(file.check(id, flags == H5F_ACC_TRUNC ? "create file" : "open file for writing"), H5Fclose);
   file.transfer_ = Hdf5Id(file.check(H5Pcreate(H5P_DATASET_XFER), "create transfer property list"), H5Pclose);
   file.check_status(H5Pset_dxpl_mpio(file.transfer_.get(), H5FD_MPIO_COLLECTIVE), "set collective transfer");
   return file;
@@ -88,6 +98,17 @@ Hdf5File Hdf5File::open_read_serial(const std::string& path) {
   file.file_ = Hdf5Id(file.check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open file for reading"),
                       H5Fclose);
   ++opened_for_reading_;
+  return file;
+}
+
+Hdf5File Hdf5File::create_serial(const std::string& path) {
+  silence_hdf5_errors();
+  Hdf5File file(path, false);
+  Hdf5Id access(file.check(H5Pcreate(H5P_FILE_ACCESS), "create file access property list"), H5Pclose);
+  // No lock, like the MPI-IO files: parallel file systems without flock() must not refuse it.
+  file.check_status(H5Pset_file_locking(access.get(), false, true), "switch file locking off");
+  file.file_ = Hdf5Id(
+      file.check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()), "create file"), H5Fclose);
   return file;
 }
 

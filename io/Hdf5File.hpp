@@ -58,6 +58,12 @@ class Hdf5File {
   // How many files this process has opened for reading (open_read and open_read_serial), so a
   // test can tell which ranks read a file.
   static std::uint64_t opened_for_reading() { return opened_for_reading_; }
+  // One process: creates (or truncates) path with the default driver. A file created so and
+  // closed can be given its disk space (io/FileSpace.hpp) before open_write, which keeps it.
+  static Hdf5File create_serial(const std::string& path);
+  // Collective over comm: opens the existing file path for writing with the MPI-IO driver, as
+  // create() would make it, without truncating it.
+  static Hdf5File open_write(const std::string& path, MPI_Comm comm);
 
   Hdf5File(const Hdf5File&) = delete;
   Hdf5File& operator=(const Hdf5File&) = delete;
@@ -127,6 +133,8 @@ class Hdf5File {
 
  private:
   Hdf5File(std::string path, bool parallel) : path_(std::move(path)), parallel_(parallel) {}
+  // Collective: opens or creates (flags H5F_ACC_RDWR or H5F_ACC_TRUNC) path for parallel writing.
+  static Hdf5File open_parallel_for_writing(const std::string& path, MPI_Comm comm, unsigned flags);
   void write_scalar_attribute(hid_t object, const std::string& name, hid_t file_type, hid_t memory_type,
                               const void* value) const;
   void read_scalar_attribute(hid_t object, const std::string& name, hid_t memory_type, void* value) const;

@@ -15,6 +15,7 @@
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
 #include "io/Checksum.hpp"
+#include "io/FileSpace.hpp"
 #include "io/Hdf5File.hpp"
 #include "io/ParticleReader.hpp"
 
@@ -305,34 +306,62 @@ std::uint64_t global_checksum(MPI_Comm comm, const ParticleField& field, std::ui
   return sum;
 }
 
-// Collective: rank 0 refuses to start a file that cannot fit (data plus a margin for HDF5's own
-// structures and /meta), before anything is written.
-void check_space(MPI_Comm comm, const std::string& path, std::uint64_t data_bytes) {
+// An upper bound of the bytes the file takes: its data as stored uncompressed in double precision
+// (compression and float32 only shrink it), 1/64 of that for chunk indexes and deflate's worst case,
+// room for each group's and dataset's header, attributes and the heap of its strings, and what
+// `finish` adds.
+std::uint64_t file_bytes_bound(const std::vector<const ParticleField*>& fields, std::uint64_t total,
+                               std::uint64_t tets, const ParticleFileOptions& options) {
+  std::uint64_t data = 0, objects = 16;  // 64 KiB: the superblock, the root group, /particles, string heaps
+  for (const ParticleField* field : fields) {
+    data += total * field->bytes_per_particle();
+    ++objects;
+  }
+  if (options.polyvertex) {
+    data += total * sizeof(std::int64_t);
+    objects += 2;
+  }
+  if (options.mesh) {
+    data += tets * 4 * sizeof(std::int64_t) + tets * sizeof(std::int32_t) * options.mesh->tet_fields.size();
+    objects += 3 + options.mesh->tet_fields.size();
+  }
+  return data + data / 64 + objects * kHdf5ObjectBytes + options.finish_bytes;
+}
+
+// Collective: rank 0 refuses to start a file that cannot fit, before anything is written.
+void check_space(MPI_Comm comm, const std::string& path, std::uint64_t needed) {
   std::string error;
   if (mpi::rank(comm) == 0) {
-    std::filesystem::path directory = std::filesystem::path(path).parent_path();
-    std::error_code code;
-    const std::filesystem::space_info space =
-        std::filesystem::space(directory.empty() ? "." : directory, code);
-    const std::uint64_t needed = data_bytes + data_bytes / 64 + (64u << 10);
-    if (!code && space.available < needed)
-      error = "not enough space for " + path + ": it needs about " + std::to_string(needed >> 10) + " KiB, " +
-              std::to_string(space.available >> 10) + " KiB are free (No space left on device)";
+    const std::uint64_t free = free_bytes(std::filesystem::path(path).parent_path().string());
+    if (free < needed) error = not_enough_space(path, needed, free);
   }
   raise_collectively(comm, error);
 }
 
+// Rank 0: creates the temporary file and takes `bytes` of disk space for it, so that the
+// collective writes into it cannot meet a full disk (which can hang them) even when something
+// else fills the file system after check_space.
+void create_with_space(const std::string& temporary, const std::string& path, std::uint64_t bytes) {
+  Hdf5File::create_serial(temporary).close();
+  const std::string error = reserve_file_space(temporary, bytes, path);
+  if (!error.empty()) throw Error(error);
+}
+
 // Open MPI's OMPIO can lose a failed write (ENOSPC) on some ranks without reporting it, leaving
-// holes in the file (seen on tmpfs with 3 and 4 ranks). Collective: whether the file system holds
-// fewer bytes of the file than were written into it (rank 0 looks, every rank learns).
-bool stored_less_than(MPI_Comm comm, const std::string& path, std::uint64_t data_bytes) {
-  int sparse = 0;
+// holes in the file (seen on tmpfs with 3 and 4 ranks). Within the reserved space no write can
+// fail so; a file larger than its reservation (file_bytes_bound fell short) could have met the full
+// disk beyond it. Collective: whether the file system holds fewer bytes of the file than were
+// written into it, or the file outgrew its reservation (rank 0 looks, every rank learns).
+bool may_have_lost_writes(MPI_Comm comm, const std::string& path, std::uint64_t data_bytes,
+                          std::uint64_t reserved) {
+  int suspect = 0;
   struct stat status {};
   if (mpi::rank(comm) == 0)
-    sparse =
-        ::stat(path.c_str(), &status) != 0 || static_cast<std::uint64_t>(status.st_blocks) * 512 < data_bytes;
-  MPI_Bcast(&sparse, 1, MPI_INT, 0, comm);
-  return sparse != 0;
+    suspect = ::stat(path.c_str(), &status) != 0 ||
+              static_cast<std::uint64_t>(status.st_blocks) * 512 < data_bytes ||
+              static_cast<std::uint64_t>(status.st_size) > reserved;
+  MPI_Bcast(&suspect, 1, MPI_INT, 0, comm);
+  return suspect != 0;
 }
 
 // Data reaches the disk: the file's contents before its new name, the name before we return.
@@ -409,9 +438,9 @@ ParticleFileInfo ParticleWriter::write_file(MPI_Comm comm, const std::string& pa
   info.step = step;
 
   const std::string temporary = path + ".tmp";
-  std::uint64_t bytes = 0;  // the particle data the file will hold at most (uncompressed, as double)
-  for (const ParticleField* field : fields) bytes += total * field->bytes_per_particle();
-  check_space(comm, path, bytes);
+  const bool root = mpi::rank(comm) == 0;
+  const std::uint64_t reserved = file_bytes_bound(fields, total, tets.total, options);
+  check_space(comm, path, reserved);
   std::uint64_t stored = 0;  // the data bytes HDF5 put into the file
   // Checksums first: they take collective sums, which must not interleave with a failure below.
   std::vector<std::uint64_t> checksums;
@@ -434,7 +463,10 @@ ParticleFileInfo ParticleWriter::write_file(MPI_Comm comm, const std::string& pa
   try {
     std::optional<Hdf5File> file;
     agreed([&] {
-      file.emplace(Hdf5File::create(temporary, comm));
+      if (root) create_with_space(temporary, path, reserved);
+    });
+    agreed([&] {
+      file.emplace(Hdf5File::open_write(temporary, comm));
       file->write_attribute(file->id(), "time", time);
       file->write_attribute(file->id(), "step", step);
       file->write_attribute(file->id(), "dimension", static_cast<std::int32_t>(particles.dimension()));
@@ -466,7 +498,7 @@ ParticleFileInfo ParticleWriter::write_file(MPI_Comm comm, const std::string& pa
         if (!failure.empty()) throw Error(failure);
       });
     // A file with holes is read back; unless the file system compresses, that is a lost write.
-    if (stored_less_than(comm, temporary, stored))
+    if (may_have_lost_writes(comm, temporary, stored, reserved))
       agreed([&] {
         try {
           ParticleReader::read(comm, temporary, nullptr, options.checksums);
@@ -478,7 +510,6 @@ ParticleFileInfo ParticleWriter::write_file(MPI_Comm comm, const std::string& pa
   } catch (const Error& e) {
     error = e.what();
   }
-  const bool root = mpi::rank(comm) == 0;
   // Every rank has closed the file (or failed to): only now may it take its final name.
   int failed = error.empty() ? 0 : 1;
   MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm);

@@ -35,6 +35,10 @@ struct FileMesh {
   std::vector<TetField> tet_fields;
 };
 
+// Room for one group or dataset of a particle file besides its data: its header, a few attributes
+// and the heap of its strings (an upper bound, for the disk space a file reserves before writing).
+constexpr std::uint64_t kHdf5ObjectBytes = 4 << 10;
+
 // What write_file adds to a plain output file; a checkpoint (io/Checkpoint.hpp) uses all of it.
 struct ParticleFileOptions {
   bool polyvertex = true;   // /xdmf/polyvertex, the connectivity particles.xdmf points to
@@ -47,6 +51,8 @@ struct ParticleFileOptions {
   // Called collectively after the particles are written, before the sync and the close: more
   // groups and attributes (a checkpoint's /meta and its completeness marker).
   std::function<void(const Hdf5File&)> finish;
+  // An upper bound of the bytes `finish` adds: its data plus kHdf5ObjectBytes per group or dataset.
+  std::uint64_t finish_bytes = 0;
 };
 
 class ParticleWriter {
@@ -73,8 +79,11 @@ class ParticleWriter {
   const std::vector<std::string>& fields() const { return fields_; }
 
   // Collective. Writes one particle file at path (through path + ".tmp" and a rename), with
-  // "id", "position" and the given fields, and no XDMF. info.index is set to index. On failure
-  // the temporary file is removed and any file already at path is left as it was.
+  // "id", "position" and the given fields, and no XDMF. info.index is set to index. Before any
+  // data, rank 0 reserves an upper bound of the file's size on the disk (io/FileSpace.hpp): a file
+  // system that cannot hold it fails the write on every rank with a message naming path, the
+  // bytes needed and the bytes free, and none of the collective writes can meet a full disk. On
+  // failure the temporary file is removed and any file already at path is left as it was.
   static ParticleFileInfo write_file(MPI_Comm comm, const std::string& path, const ParticleSet& particles,
                                      const std::vector<std::string>& fields, double time, std::int64_t step,
                                      int index = -1, const ParticleFileOptions& options = {});

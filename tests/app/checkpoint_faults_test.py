@@ -101,6 +101,49 @@ def mount(*args):
     subprocess.run(["mount", *args], check=True, capture_output=True)
 
 
+def take_all_free_space(folder):
+    """What another program filling the disk does: a file in folder takes every byte still free."""
+    with open(os.path.join(folder, "filler"), "wb") as f:
+        taken, status = 0, os.statvfs(folder)
+        chunk = status.f_bavail * status.f_frsize
+        while chunk >= 4096:
+            try:
+                os.posix_fallocate(f.fileno(), taken, chunk)
+                taken += chunk
+            except OSError:  # less is free than a moment ago
+                chunk //= 2
+    return taken
+
+
+def read_every_dataset(path):
+    """h5py reads every dataset of the file whole."""
+    with h5py.File(path, "r") as f:
+        datasets = []
+        f.visititems(lambda name, item: datasets.append(item) if isinstance(item, h5py.Dataset) else None)
+        for dataset in datasets:
+            dataset[()]
+    return len(datasets)
+
+
+def end_job(job):
+    """SIGKILL to the ranks mpirun started and to mpirun."""
+    for pid in children(job.pid) + [job.pid]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    job.wait()
+
+
+def unmount(folder):
+    """umount, retried while killed ranks still hold files there."""
+    for attempt in range(100):
+        if subprocess.run(["umount", folder], capture_output=True).returncode == 0:
+            return
+        time.sleep(0.1)
+    raise AssertionError("cannot unmount " + folder)
+
+
 class Faults(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -204,6 +247,59 @@ class Faults(unittest.TestCase):
             shutil.copytree(folder, os.path.join(rescued, "checkpoints"))
         finally:
             subprocess.run(["umount", folder])
+        self.resume_to_the_end(rescued)
+        self.assert_ends_like_the_reference(rescued)
+
+    def test_a_disk_that_fills_during_a_checkpoint_write_never_hangs_the_job(self):
+        # Something else takes all the free space of the checkpoints' file system the moment the
+        # second checkpoint's .tmp appears, after the space check for it passed (or just after that
+        # checkpoint, when its write was too quick to catch: on 1 rank). Either the file's
+        # space was already reserved (the file is whole and the next checkpoint meets the full disk)
+        # or the reservation fails: the job stops within seconds, never in a collective write.
+        directory = self.fresh("filled-during-write")
+        folder = os.path.join(directory, "checkpoints")
+        os.makedirs(folder)
+        mount("-t", "tmpfs", "-o", "size=%d" % (4 * os.path.getsize(checkpoints(self.reference)[-1])), "tmpfs",
+              folder)
+        try:
+            with open(os.path.join(directory, "stdout"), "w+") as out, open(os.path.join(directory, "stderr"),
+                                                                            "w+") as err:
+                job = subprocess.Popen(command(directory, self.scene, "--set", "checkpoint.every_steps=40", "--set",
+                                               "checkpoint.keep=10"), stdout=out, stderr=err)
+                filled = False
+                while not filled and job.poll() is None:
+                    names = os.listdir(folder)
+                    writing = "checkpoint_000000040.h5" in names and any(n.endswith(".h5.tmp") for n in names)
+                    missed = len([n for n in names if n.endswith(".h5")]) > 1  # a write too quick to catch
+                    if writing or missed:
+                        filled = take_all_free_space(folder) > 0
+                filled_at = time.time()
+                try:
+                    job.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    end_job(job)
+                    self.fail("the job hung after the disk filled during a checkpoint write")
+                print("the job ended %.2f s after the disk filled" % (time.time() - filled_at), file=sys.stderr)
+                out.seek(0)
+                err.seek(0)
+                stdout, stderr = out.read(), err.read()
+            self.assertTrue(filled, "the run never wrote its second checkpoint\n" + stdout + stderr)
+            self.assertEqual(job.returncode, 1, stdout + stderr)
+            self.assertRegex(stderr, r"not enough space for \S+/checkpoint_\d{9}\.h5: it needs \d+ KiB, \d+ KiB are free")
+            self.assertNotIn("outgrew", stderr)  # the reserved space held the whole file
+            self.assertNotIn("MPI_ABORT", stderr + stdout)
+            self.assertEqual([n for n in os.listdir(folder) if n.endswith(".tmp")], [])
+            kept = checkpoints(directory)
+            self.assertGreaterEqual(len(kept), 1)
+            for path in kept:  # what looks complete is whole
+                self.assertGreater(read_every_dataset(path), 0, path)
+                self.assertIn("checksums: verified", info(path).stdout, path)
+            rescued = self.fresh("filled-during-write-rescued")
+            os.makedirs(os.path.join(rescued, "checkpoints"))
+            for path in kept:
+                shutil.copy(path, os.path.join(rescued, "checkpoints"))
+        finally:
+            unmount(folder)
         self.resume_to_the_end(rescued)
         self.assert_ends_like_the_reference(rescued)
 
