@@ -36,6 +36,10 @@ const MethodCost* find_method_cost(const std::string& method) {
   return found == costs().end() ? nullptr : &found->second;
 }
 
+ProblemSize seeded_particles_size(const Scene& scene) {
+  return ProblemSize{count_seeded_particles(scene, scene.grid.dx), 0, 0, "particles", "", ""};
+}
+
 std::uint64_t count_seeded_particles(const Scene& scene, Real dx, int particles_per_cell) {
   std::uint64_t count = 0;
   for (BodySettings body : scene.bodies) {

@@ -50,6 +50,8 @@ const MethodCost* find_method_cost(const std::string& method);
 // The particles the body seeder makes of the scene's bodies (a point file's: its count), at cell
 // `dx` with `particles_per_cell` per axis (0: each body's own).
 std::uint64_t count_seeded_particles(const Scene& scene, Real dx, int particles_per_cell = 0);
+// The size of a method whose particles are the seeded bodies at grid.dx (mpm, ballistic).
+ProblemSize seeded_particles_size(const Scene& scene);
 
 // Shared counts: a lattice body's particles (bodies/BodySeeder) and a box's Kuhn mesh.
 struct MeshCount {

@@ -6,9 +6,7 @@ namespace {
 
 MethodCost ballistic_cost() {
   MethodCost cost;
-  cost.size = [](const Scene& scene) {
-    return ProblemSize{count_seeded_particles(scene, scene.grid.dx), 0, 0, "particles", "", ""};
-  };
+  cost.size = seeded_particles_size;
   cost.distributed.per_particle = 173;
   cost.exchange.per_particle = 35;
   cost.rate = 5e7;
