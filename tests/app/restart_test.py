@@ -7,8 +7,9 @@ For the scene given, the reference is an uninterrupted run on 1 rank. Each case 
 scene on a ranks up to step k (its final checkpoint), then resumes with --restart latest on b
 ranks to the end. The final checkpoint (every particle field, sorted by id), every output file and
 diagnostics.csv (energies and momenta included) must equal the reference's bit for bit. One case stops
-twice (2>3>1). One case writes its checkpoint on 16 ranks, most of which own nothing, and resumes
-on 3 (16>3): the 16-rank leg's outputs are checked against the 1-rank reference too. For one scene
+twice (2>3>1). One case, on one scene per method, writes its checkpoint on 16 ranks, most of which
+own nothing, and resumes on 3 (16>3): the 16-rank leg's outputs are checked against the 1-rank
+reference too. For one scene
 (mpm-snow-2d), one resumes from an explicit FILE, a feature of the command line that does not
 depend on the method. Every restart reads each rank's share of the checkpoint by its row index: no
 particle moves after reading.
@@ -118,10 +119,11 @@ class Restart(unittest.TestCase):
             with self.subTest(ranks="%d>%d" % (a, b)):
                 self.stop_and_resume([a, b], [self.steps // 3 + a])
 
+    @unittest.skipIf(NAME in ("mpm-snow-2d", "mpm-jelly-3d"), "once per method: mpm-mixed-3d for MPM")
     def test_written_on_sixteen_ranks_and_resumed_on_three(self):
-        # 12 steps (a checkpoint at 7 and one at 12): oversubscribed 8 to a core, this leg's steps
-        # are the costliest of the test.
-        self.stop_and_resume([16, 3], [12])
+        # 8 steps (checkpoints at 7 and 8): oversubscribed 8 to a core, this leg's steps are the
+        # costliest of the test.
+        self.stop_and_resume([16, 3], [8])
 
     def test_twice_restarted(self):
         self.stop_and_resume([2, 3, 1], [self.steps // 4, self.steps * 3 // 5])
