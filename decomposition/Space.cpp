@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/Mpi.hpp"
+#include "decomposition/LoadBalance.hpp"
 
 namespace nendo {
 
@@ -54,14 +55,13 @@ Partition balanced_by_counts(MPI_Comm comm, const ParticleBlocks& blocks, const 
   for (std::size_t k = 0; k < received.size(); k += 2) counts.emplace_back(received[k], received[k + 1]);
   std::sort(counts.begin(), counts.end());
   std::vector<BlockKey> keys;
-  std::vector<std::uint64_t> weights;  // as block_weights: particles plus the block's nodes
-  for (const auto& [key, particles] : counts) {
-    if (keys.empty() || keys.back() != key) {
-      keys.push_back(key);
-      weights.push_back(geometry.nodes_per_block());
-    }
-    weights.back() += particles;
+  std::vector<std::uint64_t> particles;  // per block, summed over the ranks that sent it
+  for (const auto& [key, n] : counts) {
+    if (keys.empty() || keys.back() != key) keys.push_back(key), particles.push_back(0);
+    particles.back() += n;
   }
+  std::vector<std::uint64_t> weights(keys.size());
+  for (std::size_t b = 0; b < keys.size(); ++b) weights[b] = block_weight(particles[b], geometry);
   return Partition::balanced(comm, keys, weights);
 }
 
