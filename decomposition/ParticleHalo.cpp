@@ -25,8 +25,10 @@ void for_each_reached_neighbour(int dimension, const std::int64_t* local_cell, i
 
 }  // namespace
 
-void ParticleHalo::build(const ParticleSet& owned, const ParticleBlocks& blocks,
-                         const BlockGeometry& geometry, const Partition& partition) {
+std::map<int, std::vector<std::size_t>> ParticleHalo::find_sends(const ParticleSet& owned,
+                                                                 const ParticleBlocks& blocks,
+                                                                 const BlockGeometry& geometry,
+                                                                 const Partition& partition) const {
   const int me = exchange_.rank();
   const int dim = owned.dimension();
   const int K = neighbour_count(dim);
@@ -52,21 +54,54 @@ void ParticleHalo::build(const ParticleSet& owned, const ParticleBlocks& blocks,
       for (int i = 0; i < n; ++i) sends[ranks[i]].push_back(p);
     }
   }
+  return sends;
+}
 
+ParticleSet ParticleHalo::copies_like(const ParticleSet& owned, const std::vector<std::string>& fields) {
+  if (fields.empty()) return owned.empty_like();
+  ParticleSet copies(owned.dimension());
+  for (const std::string& name : fields) {
+    const ParticleField& f = owned.field(name);
+    copies.add_field(name, f.type(), f.components());
+  }
+  return copies;
+}
+
+void ParticleHalo::build(const ParticleSet& owned, const ParticleBlocks& blocks,
+                         const BlockGeometry& geometry, const Partition& partition,
+                         const std::vector<std::string>& fields) {
+  halo_ = copies_like(owned, fields);  // frees the last build's copies first
+  std::vector<const ParticleField*> from;
+  std::size_t stride = 0;
+  for (const ParticleField& f : halo_.fields()) {
+    from.push_back(&owned.field(f.name()));
+    stride += f.bytes_per_particle();
+  }
   peers_.clear();
   std::map<int, Bytes> outgoing;
-  for (auto& [rank, indices] : sends) {
-    owned.pack(indices.data(), indices.size(), outgoing[rank]);
+  for (auto& [rank, indices] : find_sends(owned, blocks, geometry, partition)) {
+    Bytes& out = outgoing[rank];
+    out.resize(indices.size() * stride);
+    unsigned char* at = out.data();
+    for (std::size_t p : indices)
+      for (const ParticleField* f : from) f->pack(p, at), at += f->bytes_per_particle();
     peers_.push_back(Peer{rank, std::move(indices), 0, 0});
   }
-  halo_ = owned.empty_like();
-  const std::size_t stride = owned.bytes_per_particle();
-  for (const Message& m : exchange_.discover(outgoing)) {
+  std::vector<Message> arrived = exchange_.discover(outgoing);
+  outgoing.clear();
+  std::size_t copies = 0;
+  for (const Message& m : arrived) copies += m.bytes.size() / stride;
+  halo_.resize(copies);
+  std::size_t slot = 0;
+  for (Message& m : arrived) {
     auto it = std::find_if(peers_.begin(), peers_.end(), [&](const Peer& p) { return p.rank == m.rank; });
     if (it == peers_.end()) it = peers_.insert(peers_.end(), Peer{m.rank, {}, 0, 0});
-    it->receive_begin = halo_.size();
+    it->receive_begin = slot;
     it->receive_count = m.bytes.size() / stride;
-    halo_.unpack_append(m.bytes.data(), it->receive_count);
+    const unsigned char* at = m.bytes.data();
+    for (std::size_t i = 0; i < it->receive_count; ++i, ++slot)
+      for (ParticleField& f : halo_.fields()) f.unpack(slot, at), at += f.bytes_per_particle();
+    Bytes().swap(m.bytes);
   }
   std::sort(peers_.begin(), peers_.end(), [](const Peer& a, const Peer& b) { return a.rank < b.rank; });
 

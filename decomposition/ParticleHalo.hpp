@@ -6,6 +6,7 @@
 // often as a method needs (PBD: every iteration). Halo copies are sorted by (block key, id).
 #include <mpi.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,9 +20,11 @@ class ParticleHalo {
  public:
   ParticleHalo(MPI_Comm comm, int dimension) : exchange_(comm), halo_(dimension) {}
 
-  // Collective. `owned` must not be reordered until the next build().
+  // Collective. `owned` must not be reordered until the next build(). The copies carry "id",
+  // "position" and the named fields of `owned`, or all its fields if none are named: a method that
+  // reads few fields of its neighbours names them, so that the copies cost only those.
   void build(const ParticleSet& owned, const ParticleBlocks& blocks, const BlockGeometry& geometry,
-             const Partition& partition);
+             const Partition& partition, const std::vector<std::string>& fields = {});
   // Collective: sends the current values of the named fields to the halo copies.
   void update(const ParticleSet& owned, const std::vector<std::string>& fields);
   // Collective: the same for a method's scratch values that are not particle fields (per-step sums,
@@ -41,6 +44,12 @@ class ParticleHalo {
   // Sends stride bytes per copy along the pattern: pack(owned index, out), unpack(halo index, in).
   template <class Pack, class Unpack>
   void send_along_pattern(std::size_t stride, Pack pack, Unpack unpack);
+  // Which owned particles go to which rank: those within one cell of its blocks.
+  std::map<int, std::vector<std::size_t>> find_sends(const ParticleSet& owned, const ParticleBlocks& blocks,
+                                                     const BlockGeometry& geometry,
+                                                     const Partition& partition) const;
+  // The copies' fields: an empty set with id, position and the named fields (all if none).
+  static ParticleSet copies_like(const ParticleSet& owned, const std::vector<std::string>& fields);
 
   SparseExchange exchange_;
   ParticleSet halo_;

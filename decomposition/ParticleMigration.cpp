@@ -184,6 +184,12 @@ void ParticleMigration::resort(ParticleSet& particles, const BlockGeometry& geom
     key_.erase(std::remove(key_.begin(), key_.end(), kDropped), key_.end());
   }
   const std::size_t stride = particles.bytes_per_particle();
+  std::size_t arrivals = 0;
+  for (const Message& m : arrived) arrivals += m.bytes.size() / stride;
+  // Exactly the room needed: appending message by message would grow each field up to twice its
+  // size (a vector's growth), for the whole run.
+  particles.reserve(particles.size() + arrivals);
+  key_.reserve(particles.size() + arrivals);
   for (const Message& m : arrived) {
     const std::size_t count = m.bytes.size() / stride;
     particles.unpack_append(m.bytes.data(), count);

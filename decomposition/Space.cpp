@@ -108,8 +108,11 @@ void Space::migrate() {
 bool Space::migrate_if_moved(Real slack) {
   const int dim = particles_.dimension();
   const Real* x = particles_.positions();
-  // The largest squared displacement here, and 1 where the set changed since the layout.
-  Real moved[2] = {0, laid_out_ && laid_out_count_ == particles_.size() ? Real(0) : Real(1)};
+  // The largest squared displacement here, and 1 where the set changed since the layout. An
+  // infinite slack keeps any layout a migration made (distribute's, a re-balance's): it needs no
+  // positions from it, so the first call does not lay the particles out again.
+  const bool laid_out = laid_out_ || (!std::isfinite(slack) && layout_version_ > 0);
+  Real moved[2] = {0, laid_out && laid_out_count_ == particles_.size() ? Real(0) : Real(1)};
   if (moved[1] == 0 && std::isfinite(slack)) {
     if (laid_out_at_.size() != dim * particles_.size()) moved[1] = 1;  // positions were not kept
     for (std::size_t p = 0; p < particles_.size() && moved[1] == 0; ++p) {
@@ -151,9 +154,14 @@ GhostExchange& Space::ghost() {
 }
 
 ParticleHalo& Space::halo() {
-  if (!halo_current_) halo_.build(particles_, blocks_, geometry_, partition_);
+  if (!halo_current_) halo_.build(particles_, blocks_, geometry_, partition_, halo_fields_);
   halo_current_ = true;
   return halo_;
+}
+
+void Space::set_halo_fields(std::vector<std::string> fields) {
+  halo_current_ = halo_current_ && fields == halo_fields_;
+  halo_fields_ = std::move(fields);
 }
 
 }  // namespace nendo

@@ -4,6 +4,8 @@
 #include <mpi.h>
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "decomposition/GhostExchange.hpp"
 #include "decomposition/LoadBalance.hpp"
@@ -37,8 +39,8 @@ class Space {
   // migration, or the particle count changed; otherwise keeps the layout — owners, order and halo
   // pattern — so that a method refreshes just the halo fields it needs (halo().update). A kept
   // halo holds every copy within one block cell − 2 slack of each owned particle. An infinite
-  // slack (a mesh method, whose stencil is fixed) migrates only for a changed count and keeps no
-  // positions. Collective.
+  // slack (a mesh method, whose stencil is fixed) migrates only for a changed count, keeps no
+  // positions, and keeps the layout of the last migration even on the first call. Collective.
   bool migrate_if_moved(Real slack);
   // Increases at every migration (load balance, emission and restart migrate too): a method whose
   // lists index particles rebuilds them when it changed.
@@ -53,6 +55,10 @@ class Space {
   // The grid ghost exchange for the current particle blocks, rebuilt only after they changed.
   GhostExchange& ghost();
   ParticleHalo& halo();  // built for the current particles
+  // The particle fields the halo copies carry besides "id" and "position" (ParticleHalo::build);
+  // none named, the default: every field. A method that reads few of its neighbours' fields names
+  // them once (initialize, restore).
+  void set_halo_fields(std::vector<std::string> fields);
   // Copies the halo held at its last build (0 if never built), without building it.
   std::size_t halo_copies() const { return halo_.particles().size(); }
   ParticleMigration& migration() { return migration_; }
@@ -67,6 +73,7 @@ class Space {
   ParticleMigration migration_;
   GhostExchange ghost_;
   ParticleHalo halo_;
+  std::vector<std::string> halo_fields_;
   bool ghost_current_ = false;
   bool halo_current_ = false;
   std::uint64_t layout_version_ = 0;

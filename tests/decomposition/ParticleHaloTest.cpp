@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 
 #include "GlobalView.hpp"
 #include "decomposition/ParticleHalo.hpp"
 #include "decomposition/ParticleMigration.hpp"
+#include "decomposition/Space.hpp"
 
 namespace nendo {
 namespace {
@@ -279,6 +281,71 @@ TEST(ParticleHalo, RebuildAfterMigrationIsCompleteAgain) {
     blocks = migration.migrate(ps, g, partition);
   }
   build_and_check(halo, ps, blocks, g, partition);
+}
+
+// A build naming its fields (issue 34): the copies hold "id", "position" and those fields only,
+// with the owner's values, the same particles in the same order as a build of every field, and
+// update() refreshes them along the same pattern; through Space too (set_halo_fields).
+TEST(ParticleHalo, BuildWithFieldListCarriesOnlyThoseFields) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  const int me = mpi::rank(comm);
+  const BlockGeometry g = geometry(3);
+  ParticleSet ps = seed(3, 600, 100000ull * me);
+  ParticleBlocks blocks;
+  const Partition partition = distribute(ps, blocks, g, Layout::Balanced);
+  ParticleHalo whole(comm, 3), few(comm, 3);
+  whole.build(ps, blocks, g, partition);
+  few.build(ps, blocks, g, partition, {"mass"});
+  const ParticleSet& all_fields = whole.particles();
+  const ParticleSet& copies = few.particles();
+  ASSERT_EQ(copies.fields().size(), 3u);
+  EXPECT_EQ(copies.fields()[0].name(), "id");
+  EXPECT_EQ(copies.fields()[1].name(), "position");
+  EXPECT_EQ(copies.fields()[2].name(), "mass");
+  EXPECT_FALSE(copies.has_field("velocity"));
+  EXPECT_EQ(copies.bytes_per_particle(), sizeof(ParticleId) + 4 * sizeof(Real));
+  ASSERT_EQ(copies.size(), all_fields.size());
+  for (std::size_t q = 0; q < copies.size(); ++q) {
+    EXPECT_EQ(copies.ids()[q], all_fields.ids()[q]);
+    EXPECT_EQ(std::memcmp(copies.positions() + 3 * q, all_fields.positions() + 3 * q, 3 * sizeof(Real)), 0);
+    EXPECT_EQ(copies.real("mass")[q], all_fields.real("mass")[q]);
+  }
+  EXPECT_EQ(testing::count_ranks(comm, copies.size() > 0) > 0, mpi::size(comm) > 1);
+  for (std::size_t p = 0; p < ps.size(); ++p)
+    ps.real("mass")[p] = 1000.0 + static_cast<Real>(ps.ids()[p] % 7);
+  few.update(ps, {"mass"});
+  for (std::size_t q = 0; q < copies.size(); ++q)
+    EXPECT_EQ(copies.real("mass")[q], 1000.0 + static_cast<Real>(copies.ids()[q] % 7));
+
+  Space space(comm, g, seed(3, 600, 100000ull * me));
+  space.distribute();
+  space.set_halo_fields({"material"});
+  const ParticleSet& space_copies = space.halo().particles();
+  EXPECT_EQ(space_copies.fields().size(), 3u);
+  EXPECT_TRUE(space_copies.has_field("material"));
+  space.set_halo_fields({});  // every field again: rebuilt
+  EXPECT_EQ(space.halo().particles().bytes_per_particle(), space.particles().bytes_per_particle());
+}
+
+// An infinite slack (a mesh method's) keeps the layout Space::distribute made: the first call does
+// not migrate; a changed particle count still does.
+TEST(Space, InfiniteSlackKeepsTheFirstLayout) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  const int me = mpi::rank(comm);
+  Space space(comm, geometry(3), seed(3, 300, 100000ull * me));
+  space.distribute();
+  const std::uint64_t layout = space.layout_version();
+  for (std::size_t p = 0; p < space.particles().size(); ++p) space.particles().positions()[3 * p] += 0.5;
+  EXPECT_FALSE(space.migrate_if_moved(std::numeric_limits<Real>::infinity()));
+  EXPECT_FALSE(space.migrate_if_moved(std::numeric_limits<Real>::infinity()));
+  EXPECT_EQ(space.layout_version(), layout);
+  if (me == 0) {  // a new particle at the origin
+    ParticleSet& ps = space.particles();
+    ps.resize(ps.size() + 1);
+    ps.ids()[ps.size() - 1] = 1ull << 62;
+  }
+  EXPECT_TRUE(space.migrate_if_moved(std::numeric_limits<Real>::infinity()));
+  EXPECT_GT(space.layout_version(), layout);
 }
 
 // KNOWN BUG (decomposition/ParticleHalo.cpp, for_each_reached_neighbour): in 2D the neighbour index

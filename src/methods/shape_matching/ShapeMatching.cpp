@@ -74,8 +74,11 @@ void ShapeMatching::register_fields(ParticleSet& particles) const {
   if (fits_rotation()) particles.add_field("fit_rotation", FieldType::Real, 4);
 }
 
-void ShapeMatching::initialize(Space& /*space*/) {}
-void ShapeMatching::restore(Space& /*space*/, const StateRecord& /*state*/) {}
+// A step reads of the halo copies only what gather_local gathers (and their ids).
+void ShapeMatching::initialize(Space& space) {
+  space.set_halo_fields({"rest", "rest_centroid", "mass_share"});
+}
+void ShapeMatching::restore(Space& space, const StateRecord& /*state*/) { initialize(space); }
 
 GlobalDiagnostics ShapeMatching::diagnostics(const Space& space) const { return particle_diagnostics(space); }
 
