@@ -12,6 +12,36 @@ namespace nendo {
 
 namespace {
 
+// GAMG's Galerkin products on more than one rank by PETSc's all-at-once algorithm (-matptap_via
+// allatonce) while a preconditioner is set up, unless the options name one: the default keeps
+// merged copies of the off-rank rows of P, which on 4 ranks of the 1.18 M-tet FEM slab were the
+// largest part of a rank's peak (about 85 MiB of 555; issue 34), and all-at-once holds no such
+// copy. Sequential matrices know no such algorithm. The option is taken out again afterwards, so
+// that no other product and no report of unused options sees it.
+class GalerkinProductAlgorithm {
+ public:
+  GalerkinProductAlgorithm(MPI_Comm comm, KSP ksp) {
+    int ranks = 1;
+    MPI_Comm_size(comm, &ranks);
+    PC pc = nullptr;
+    PCType type = nullptr;
+    petsc_call(KSPGetPC(ksp, &pc), "KSPGetPC");
+    petsc_call(PCGetType(pc, &type), "PCGetType");
+    PetscBool given = PETSC_FALSE;
+    petsc_call(PetscOptionsHasName(nullptr, nullptr, "-matptap_via", &given), "PetscOptionsHasName");
+    set_ = ranks > 1 && type && std::string(type) == PCGAMG && !given;
+    if (set_) petsc_call(PetscOptionsSetValue(nullptr, "-matptap_via", "allatonce"), "PetscOptionsSetValue");
+  }
+  ~GalerkinProductAlgorithm() {
+    if (set_) PetscOptionsClearValue(nullptr, "-matptap_via");
+  }
+  GalerkinProductAlgorithm(const GalerkinProductAlgorithm&) = delete;
+  GalerkinProductAlgorithm& operator=(const GalerkinProductAlgorithm&) = delete;
+
+ private:
+  bool set_ = false;
+};
+
 Real dot(MPI_Comm comm, const std::vector<Real>& a, const std::vector<Real>& b) {
   Real local = std::inner_product(a.begin(), a.end(), b.begin(), Real(0)), global = 0;
   MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_SUM, comm);
@@ -197,6 +227,7 @@ NewtonReport NewtonSolver::solve(NewtonProblem& problem, Real* v) {
       petsc_call(KSPSetOperators(ksp_, operator_->mat(), operator_->mat()), "KSPSetOperators");
     }
     if (lbfgs && report.iterations == 1) {
+      const GalerkinProductAlgorithm galerkin(comm_, ksp_);
       petsc_call(KSPSetUp(ksp_), "KSPSetUp");
       history_.clear();
     }
@@ -296,7 +327,11 @@ void NewtonSolver::solve_linear(Vec rhs, Vec solution, bool adaptive, bool user_
   }
   petsc_call(VecScale(rhs, -1.0), "VecScale");
   petsc_call(VecSet(solution, 0.0), "VecSet");
-  const PetscErrorCode solved = KSPSolve(ksp_, rhs, solution);
+  PetscErrorCode solved = 0;
+  {
+    const GalerkinProductAlgorithm galerkin(comm_, ksp_);
+    solved = KSPSolve(ksp_, rhs, solution);
+  }
   petsc_call(VecScale(rhs, -1.0), "VecScale");
   if (solved != 0) petsc_call(solved, "KSPSolve");
   KSPGetIterationNumber(ksp_, &iterations);

@@ -253,7 +253,7 @@ bool ActiveSet::balanced() const {
 void ActiveSet::activate(Index t, int sign) {
   active_[t] = sign > 0 ? 1 : 0;
   active_count_ = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(active_count_) + sign);
-  for (const Index n : h_->corners[t]) corner_uses_[n] += sign;
+  for (const Index n : h_->corners(t)) corner_uses_[n] += sign;
   // Spec §6.3 hanging rule: an active tet of level l holds its 6 edges, so their midpoints hang
   // wherever a finer tet uses them.
   if (h_->level[t] < h_->max_level)

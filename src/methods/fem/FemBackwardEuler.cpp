@@ -216,7 +216,7 @@ void FemBackwardEuler::assemble(::Mat A) {
     bool hanging = false;
     PetscInt corner_dofs[4];  // −1 for a held node: PETSc skips negative indices
     for (int a = 0; a < 4; ++a) {
-      const Index c = h.corners[t][a];
+      const Index c = h.corners(t)[a];
       hanging = hanging || fem_.status_[c] == NodeStatus::Hanging;
       corner_dofs[a] = static_cast<PetscInt>(global_[static_cast<std::size_t>(fem_.slot_[c])]);
     }
@@ -226,7 +226,7 @@ void FemBackwardEuler::assemble(::Mat A) {
       continue;
     }
     for (int a = 0; a < 4; ++a) {
-      const Index c = h.corners[t][a];
+      const Index c = h.corners(t)[a];
       if (fem_.status_[c] == NodeStatus::Hanging)
         fem_.active_->masters(c, masters[a]);
       else

@@ -38,7 +38,7 @@ TetMesh level0_mesh(MPI_Comm comm, const Scene& scene, std::vector<std::int32_t>
 
 Vec3 centroid(const TetHierarchy& h, Index t) {
   Vec3 c{0, 0, 0};
-  for (Index n : h.corners[t])
+  for (Index n : h.corners(t))
     for (int a = 0; a < 3; ++a) c[a] += h.rest_position(n)[a] / 4;
   return c;
 }
@@ -97,7 +97,7 @@ FemModel build_fem_model(MPI_Comm comm, const Scene& scene) {
   // Nodes: a level-0 vertex belongs to the body of a tet using it; a midpoint to its edge's.
   model.node_body.assign(h.node_count(), 0);
   for (Index t = 0; t < h.level_begin[1]; ++t)
-    for (Index n : h.corners[t]) model.node_body[n] = root_body[t];
+    for (Index n : h.corners(t)) model.node_body[n] = root_body[t];
   for (std::size_t n = static_cast<std::size_t>(h.node_level_end[0]); n < h.node_count(); ++n)
     model.node_body[n] = model.node_body[h.node_edge[n][0]];
   model.fixed.assign(h.node_count(), 0);

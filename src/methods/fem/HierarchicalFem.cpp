@@ -230,7 +230,7 @@ fem::RestShape HierarchicalFem::rest_shape(Index t) const {
 }
 
 bool HierarchicalFem::gather_corners(Index t, Real (&x)[4][3]) const {
-  const fem::Corners& c = model_->hierarchy.corners[t];
+  const fem::Corners c = model_->hierarchy.corners(t);
   for (int a = 0; a < 4; ++a) {
     const std::int32_t s = slot_[c[a]];
     if (s < 0) return false;
@@ -246,7 +246,7 @@ void HierarchicalFem::mark(std::vector<Index>& refine, std::vector<Index>& coars
   const fem::TetHierarchy& h = model_->hierarchy;
   const FemSettings& fs = scene_.sections.get<FemSettings>();
   const auto evaluated_here = [&](Index t) {
-    const std::int32_t s = slot_[h.corners[t][0]];
+    const std::int32_t s = slot_[h.corners(t)[0]];
     return s >= 0 && static_cast<std::size_t>(s) < view_.owned();
   };
   Real x[4][3];
@@ -270,7 +270,7 @@ void HierarchicalFem::mark(std::vector<Index>& refine, std::vector<Index>& coars
   // corners (within the view: the tet's corners are).
   const auto error_of = [&](Index t, const fem::Voigt& green) {
     Real error = 0;
-    for (Index c : h.corners[t]) {
+    for (Index c : h.corners(t)) {
       const fem::Voigt recovered(&recovered_[6 * static_cast<std::size_t>(slot_[c])]);
       error = std::max(error, green_distance(recovered, green));
     }
@@ -368,7 +368,7 @@ void HierarchicalFem::apply_changes(Space& space, const fem::ActiveSet::StepChan
   const fem::TetHierarchy& h = model_->hierarchy;
   std::vector<Index> touched;
   const auto touch_tet = [&](Index t) {
-    for (Index n : h.corners[t]) touched.push_back(n);
+    for (Index n : h.corners(t)) touched.push_back(n);
     if (h.level[t] < h.max_level)
       for (Index n : h.midpoints[t]) touched.push_back(n);
   };
@@ -474,7 +474,7 @@ void HierarchicalFem::build_incidence(Space& space) {
     const std::size_t before = entries.size();
     const auto index = static_cast<std::uint32_t>(needed_.size());
     for (int a = 0; a < 4; ++a) {
-      const Index c = h.corners[t][a];
+      const Index c = h.corners(t)[a];
       if (status_[c] == NodeStatus::Regular) {
         masters.assign(1, {c, 1.0});
       } else {
@@ -490,11 +490,15 @@ void HierarchicalFem::build_incidence(Space& space) {
     if (entries.size() == before) continue;
     needed_.push_back(t);
     needed_rest_.push_back(fem::tet_rest_shape(h, t));
-    for (Index c : h.corners[t]) {
+    for (Index c : h.corners(t)) {
       needed_slots_.push_back(slot_[c]);
       beyond_ += slot_[c] < 0;
     }
   }
+  // Grown by push_back: up to twice the needed tets, held through the solve (issue 34).
+  needed_.shrink_to_fit();
+  needed_slots_.shrink_to_fit();
+  needed_rest_.shrink_to_fit();
   for (const Entry& e : entries) ++count[e.node + 1];
   incidence_offset_.assign(view_.owned() + 1, 0);
   std::partial_sum(count.begin(), count.end(), incidence_offset_.begin());
@@ -545,7 +549,7 @@ void HierarchicalFem::compute_forces(const std::vector<Real>& x_view, const std:
       fem::element_forces(rest, D, F, green, f);
     std::copy_n(&f[0][0], 12, &tet_forces_[12 * i]);
     const std::size_t s0 = static_cast<std::size_t>(needed_slots_[4 * i]);
-    if (s0 < view_.owned() && slot_[h.corners[t][0]] == static_cast<std::int32_t>(s0))
+    if (s0 < view_.owned() && slot_[h.corners(t)[0]] == static_cast<std::int32_t>(s0))
       energies_.push_back(fem::strain_energy(rest, D, green));
   }
   force_.assign(3 * view_.owned(), 0.0);
@@ -663,7 +667,7 @@ TetMeshView HierarchicalFem::mesh_view(const Space& space) const {
   std::vector<std::int32_t>& level = mesh_tet_fields_[0].values;
   level.clear();
   for (Index t : active_->active_tets()) {
-    const fem::Corners& c = model_->hierarchy.corners[t];
+    const fem::Corners c = model_->hierarchy.corners(t);
     if (local[c[0]] < 0 || static_cast<std::size_t>(local[c[0]]) >= own.size()) continue;
     if (std::any_of(c.begin(), c.end(), [&](Index n) { return local[n] < 0; })) continue;
     for (Index n : c) mesh_tets_.push_back(local[n]);

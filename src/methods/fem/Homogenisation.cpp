@@ -92,13 +92,13 @@ const Stiffness* uniform_stiffness(const TetHierarchy& h, TetRange range, const 
 // corner k is zero). Exact by construction: a midpoint lies on the faces both its ends lie on.
 std::unordered_map<Index, std::uint8_t> face_masks(const TetHierarchy& h, Index t) {
   std::unordered_map<Index, std::uint8_t> mask;
-  for (int k = 0; k < 4; ++k) mask[h.corners[t][k]] = static_cast<std::uint8_t>(0xF & ~(1 << k));
+  for (int k = 0; k < 4; ++k) mask[h.corners(t)[k]] = static_cast<std::uint8_t>(0xF & ~(1 << k));
   std::vector<Index> tets = {t}, children;
   for (int l = h.level[t]; l < h.max_level; ++l) {
     children.clear();
     for (Index p : tets) {
       for (int e = 0; e < 6; ++e)
-        mask[h.midpoints[p][e]] = mask.at(h.corners[p][kEdges[e][0]]) & mask.at(h.corners[p][kEdges[e][1]]);
+        mask[h.midpoints[p][e]] = mask.at(h.corners(p)[kEdges[e][0]]) & mask.at(h.corners(p)[kEdges[e][1]]);
       for (int k = 0; k < 8; ++k) children.push_back(h.child(p, k));
     }
     tets.swap(children);
@@ -121,14 +121,14 @@ struct FinePatch {
 FinePatch make_patch(const TetHierarchy& h, Index t, const FineMaterials& fine, bool vertices_only) {
   const TetRange range = finest_descendants(h, t);
   const std::unordered_map<Index, std::uint8_t> mask = face_masks(h, t);
-  const Corners& corners = h.corners[t];
+  const Corners corners = h.corners(t);
   FinePatch patch;
   std::unordered_map<Index, int> local;
   std::vector<char> held;
   for (Index e = range.begin; e < range.begin + range.count; ++e) {
     std::array<int, 4> nodes;
     for (int a = 0; a < 4; ++a) {
-      const Index n = h.corners[e][a];
+      const Index n = h.corners(e)[a];
       const auto [it, inserted] = local.emplace(n, static_cast<int>(held.size()));
       if (inserted) {
         const auto on_faces = mask.find(n);
@@ -481,7 +481,7 @@ void hash_doubles(std::uint64_t& hash, const Real* values, std::size_t count) {
 SimilarityKey similarity_key(const TetHierarchy& h, Index t, const FineMaterials& fine) {
   SimilarityKey key;
   key.depth = h.max_level - h.level[t];
-  const Corners& c = h.corners[t];
+  const Corners c = h.corners(t);
   Real longest = 0;
   for (const auto& edge : kEdges) {
     const Vector3 a = Eigen::Map<const Vector3>(h.rest_position(c[edge[0]]));
@@ -539,7 +539,7 @@ std::vector<Real> compute_share(MPI_Comm comm, const TetHierarchy& h,
 }  // namespace
 
 RestShape tet_rest_shape(const TetHierarchy& h, Index t) {
-  const Corners& c = h.corners[t];
+  const Corners c = h.corners(t);
   return rest_shape(h.rest_position(c[0]), h.rest_position(c[1]), h.rest_position(c[2]),
                     h.rest_position(c[3]));
 }

@@ -46,18 +46,6 @@ class EdgeMidpointMap {
   std::size_t mask_ = 0;
 };
 
-// Bey's red refinement (spec §4.1): children c1..c8 of (x0, x1, x2, x3) as indices into
-// {x0, x1, x2, x3, x01, x02, x03, x12, x13, x23}; the octahedron is cut along x02–x13.
-constexpr int x01 = 4, x02 = 5, x03 = 6, x12 = 7, x13 = 8, x23 = 9;
-constexpr std::array<std::array<int, 4>, 8> kChildren = {{{0, x01, x02, x03},
-                                                          {x01, 1, x12, x13},
-                                                          {x02, x12, 2, x23},
-                                                          {x03, x13, x23, 3},
-                                                          {x01, x02, x03, x13},
-                                                          {x01, x02, x12, x13},
-                                                          {x02, x03, x13, x23},
-                                                          {x02, x12, x13, x23}}};
-
 void check_level0(const TetMesh& mesh, int max_level) {
   if (max_level < 0 || max_level > std::numeric_limits<std::int8_t>::max())
     throw std::invalid_argument("build_hierarchy: max_level " + std::to_string(max_level) + " out of range");
@@ -96,20 +84,16 @@ void refine_level(TetHierarchy& h, int l) {
   EdgeMidpointMap map(6 * static_cast<std::size_t>(end - begin));
   h.midpoints.resize(end);
   auto make = [&](Index a, Index b) { return add_midpoint(h, a, b, l + 1); };
+  const bool store_children = l + 1 < h.max_level;  // the finest level's corners are derived
   for (Index t = begin; t < end; ++t) {
-    const Corners c = h.corners[t];
-    std::array<Index, 10> local;
-    for (int k = 0; k < 4; ++k) local[k] = c[k];
-    for (int e = 0; e < 6; ++e) {
+    const Corners c = h.stored_corners[t];
+    for (int e = 0; e < 6; ++e)
       h.midpoints[t][e] = map.find_or_insert(c[kEdges[e][0]], c[kEdges[e][1]], make);
-      local[4 + e] = h.midpoints[t][e];
-    }
-    for (const auto& child : kChildren) {
-      h.corners.push_back({local[child[0]], local[child[1]], local[child[2]], local[child[3]]});
-      h.level.push_back(static_cast<std::int8_t>(l + 1));
-    }
+    for (int k = 0; k < 8; ++k)
+      if (store_children) h.stored_corners.push_back(child_corners(c, h.midpoints[t], k));
   }
-  h.level_begin.push_back(static_cast<Index>(h.corners.size()));
+  h.level.resize(h.level.size() + 8 * static_cast<std::size_t>(end - begin), static_cast<std::int8_t>(l + 1));
+  h.level_begin.push_back(static_cast<Index>(h.level.size()));
   h.node_level_end.push_back(static_cast<Index>(h.node_count()));
 }
 
@@ -119,12 +103,12 @@ TetHierarchy::NodeStars node_stars(const TetHierarchy& h, int l) {
   TetHierarchy::NodeStars stars;
   stars.offset.assign(static_cast<std::size_t>(h.node_level_end[l]) + 1, 0);
   for (Index t = begin; t < end; ++t)
-    for (Index n : h.corners[t]) ++stars.offset[n + 1];
+    for (Index n : h.stored_corners[t]) ++stars.offset[n + 1];
   for (std::size_t n = 1; n < stars.offset.size(); ++n) stars.offset[n] += stars.offset[n - 1];
   stars.tets.resize(stars.offset.back());
   std::vector<Index> fill(stars.offset.begin(), stars.offset.end() - 1);
   for (Index t = begin; t < end; ++t)
-    for (Index n : h.corners[t]) stars.tets[fill[n]++] = t;
+    for (Index n : h.stored_corners[t]) stars.tets[fill[n]++] = t;
   return stars;
 }
 
@@ -147,18 +131,25 @@ TetHierarchy build_hierarchy(const TetMesh& level0, int max_level) {
   h.node_edge.assign(vertex_count, {-1, -1});
   h.node_level_end = {vertex_count};
 
-  std::size_t total_tets = 0, level_size = root_count;
-  for (int l = 0; l <= max_level; ++l, level_size *= 8) total_tets += level_size;
-  h.corners.reserve(total_tets);
+  std::size_t total_tets = 0, stored_tets = 0, level_size = root_count;
+  for (int l = 0; l <= max_level; ++l, level_size *= 8) {
+    total_tets += level_size;
+    if (l == 0 || l < max_level) stored_tets += level_size;
+  }
+  h.stored_corners.reserve(stored_tets);
   h.level.reserve(total_tets);
   for (Index t = 0; t < root_count; ++t)
-    h.corners.push_back(
+    h.stored_corners.push_back(
         {level0.tets[4 * t], level0.tets[4 * t + 1], level0.tets[4 * t + 2], level0.tets[4 * t + 3]});
   h.level.assign(root_count, 0);
   h.level_begin = {0, root_count};
 
   for (int l = 0; l < max_level; ++l) refine_level(h, l);
   for (int l = 0; l < max_level; ++l) h.stars.push_back(node_stars(h, l));
+  // The node arrays grew by push_back: up to twice their size, on every rank, for the whole run.
+  h.rest.shrink_to_fit();
+  h.node_level.shrink_to_fit();
+  h.node_edge.shrink_to_fit();
   return h;
 }
 
@@ -167,7 +158,7 @@ namespace {
 using Point = std::array<Real, 3>;
 
 Point corner(const TetHierarchy& h, Index t, int k) {
-  const Real* x = h.rest_position(h.corners[t][k]);
+  const Real* x = h.rest_position(h.corners(t)[k]);
   return {x[0], x[1], x[2]};
 }
 Point minus(const Point& a, const Point& b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }

@@ -35,8 +35,10 @@ struct TetHierarchy {
   std::vector<std::array<Index, 2>> node_edge;
   std::vector<Index> node_level_end;  // nodes of levels ≤ l are [0, node_level_end[l])
   // Tets: corners (in the order refinement produced them; the signed volume may be negative),
-  // level, and for tets below max_level the midpoint node of each kEdges edge.
-  std::vector<Corners> corners;
+  // level, and for tets below max_level the midpoint node of each kEdges edge. The corners of the
+  // finest level (7/8 of the tets) are not stored but read off their parent's corners and
+  // midpoints (kChildren), which keeps 16 B per finest tet off every rank (issue 34).
+  std::vector<Corners> stored_corners;  // tets of level 0 and of levels below max_level
   std::vector<std::int8_t> level;
   std::vector<Index> level_begin;               // max_level + 2 entries
   std::vector<std::array<Index, 6>> midpoints;  // indexed by tet; only tets of level < max_level
@@ -50,7 +52,8 @@ struct TetHierarchy {
   std::vector<NodeStars> stars;  // per level below max_level
 
   std::size_t node_count() const { return node_level.size(); }
-  std::size_t tet_count() const { return corners.size(); }
+  std::size_t tet_count() const { return level.size(); }
+  Corners corners(Index t) const;
   const Real* rest_position(Index n) const { return &rest[3 * static_cast<std::size_t>(n)]; }
   Index parent(Index t) const {
     const int l = level[t];
@@ -71,14 +74,42 @@ struct TetHierarchy {
   bool for_each_neighbour(Index t, Visit&& visit) const;
 };
 
+// Bey's red refinement (spec §4.1): children c1..c8 of (x0, x1, x2, x3) as indices into
+// {x0, x1, x2, x3, x01, x02, x03, x12, x13, x23}; the octahedron is cut along x02–x13.
+inline constexpr int x01 = 4, x02 = 5, x03 = 6, x12 = 7, x13 = 8, x23 = 9;
+inline constexpr std::array<std::array<int, 4>, 8> kChildren = {{{0, x01, x02, x03},
+                                                                 {x01, 1, x12, x13},
+                                                                 {x02, x12, 2, x23},
+                                                                 {x03, x13, x23, 3},
+                                                                 {x01, x02, x03, x13},
+                                                                 {x01, x02, x12, x13},
+                                                                 {x02, x03, x13, x23},
+                                                                 {x02, x12, x13, x23}}};
+
+// Child k's corners from its parent's corners and edge midpoints (kEdges order).
+inline Corners child_corners(const Corners& parent, const std::array<Index, 6>& midpoints, int k) {
+  std::array<Index, 10> local;
+  for (int a = 0; a < 4; ++a) local[a] = parent[a];
+  for (int e = 0; e < 6; ++e) local[4 + e] = midpoints[e];
+  const std::array<int, 4>& child = kChildren[k];
+  return {local[child[0]], local[child[1]], local[child[2]], local[child[3]]};
+}
+
+inline Corners TetHierarchy::corners(Index t) const {
+  const auto stored = static_cast<Index>(stored_corners.size());
+  if (t < stored) return stored_corners[t];
+  const Index p = parent(t);
+  return child_corners(stored_corners[p], midpoints[p], (t - level_begin[max_level]) % 8);
+}
+
 template <class Visit>
 bool TetHierarchy::for_each_neighbour(Index t, Visit&& visit) const {
   if (level[t] >= max_level) return true;
   const NodeStars& star = stars[level[t]];
   std::array<Index, 4> at, stop;
   for (int k = 0; k < 4; ++k) {
-    at[k] = star.offset[corners[t][k]];
-    stop[k] = star.offset[corners[t][k] + 1];
+    at[k] = star.offset[stored_corners[t][k]];
+    stop[k] = star.offset[stored_corners[t][k] + 1];
   }
   for (;;) {
     Index next = std::numeric_limits<Index>::max();

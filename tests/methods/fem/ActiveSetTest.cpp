@@ -62,7 +62,7 @@ struct Geometry {
     for (std::size_t t = 0; t < h.tet_count(); ++t) {
       Eigen::Matrix3d edges;
       for (int k = 0; k < 3; ++k)
-        edges.col(k) = position(h, h.corners[t][k + 1]) - position(h, h.corners[t][0]);
+        edges.col(k) = position(h, h.corners(t)[k + 1]) - position(h, h.corners(t)[0]);
       to_barycentric.push_back(edges.inverse());
       volume.push_back(std::abs(edges.determinant()) / 6);
     }
@@ -70,7 +70,7 @@ struct Geometry {
   }
   // Whether point p lies in the closed tet t (up to `slack` in barycentric coordinates).
   bool contains(Index t, const Eigen::Vector3d& p, Real slack) const {
-    const Eigen::Vector3d b = to_barycentric[t] * (p - position(h, h.corners[t][0]));
+    const Eigen::Vector3d b = to_barycentric[t] * (p - position(h, h.corners(t)[0]));
     return b.minCoeff() >= -slack && 1 - b.sum() >= -slack;
   }
 };
@@ -131,7 +131,7 @@ std::vector<std::vector<Index>> active_by_level(const ActiveSet& set) {
   const auto by_level = active_by_level(set);
   for (int l = 0; l <= kMaxLevel; ++l)
     for (const Index t : by_level[l])
-      for (const Index n : h.corners[t]) {
+      for (const Index n : h.corners(t)) {
         min_level[n] = std::min(min_level[n], l);
         max_level[n] = std::max(max_level[n], l);
       }
@@ -143,7 +143,7 @@ std::vector<std::vector<Index>> active_by_level(const ActiveSet& set) {
     for (int coarse = 0; coarse <= fine - 2; ++coarse)
       for (const Index x : by_level[fine])
         for (const Index t : by_level[coarse])
-          for (const Index n : h.corners[x])
+          for (const Index n : h.corners(x))
             if (g.contains(t, position(h, n), 1e-9))
               return ::testing::AssertionFailure()
                      << "level-" << fine << " tet " << x << " touches level-" << coarse << " tet " << t;
@@ -168,8 +168,8 @@ int edge_index(int a, int b) {
   std::set<std::pair<Index, Index>> used_edges;
   for (const Index t : set.active_tets())
     for (int a = 0; a < 4; ++a) {
-      ++corner_count[h.corners[t][a]];
-      for (int b = 0; b < 4; ++b) used_edges.insert({h.corners[t][a], h.corners[t][b]});
+      ++corner_count[h.corners(t)[a]];
+      for (int b = 0; b < 4; ++b) used_edges.insert({h.corners(t)[a], h.corners(t)[b]});
     }
   std::vector<Master> masters;
   for (std::size_t i = 0; i < h.node_count(); ++i) {
@@ -232,7 +232,7 @@ bool on_box_boundary(const Geometry& g, const Face& f) {
     for (int opposite = 0; opposite < 4; ++opposite) {
       std::array<Index, 3> f;
       for (int k = 0, j = 0; k < 4; ++k)
-        if (k != opposite) f[j++] = h.corners[t][k];
+        if (k != opposite) f[j++] = h.corners(t)[k];
       const Face face = sorted_face(f[0], f[1], f[2]);
       ++uses[face];
       owner[face] = {t, opposite};
@@ -252,7 +252,7 @@ bool on_box_boundary(const Geometry& g, const Face& f) {
     }
     const auto mid = [&](int a, int b) { return h.midpoints[t][edge_index(local[a], local[b])]; };
     const Index m01 = mid(0, 1), m02 = mid(0, 2), m12 = mid(1, 2);
-    const Index c0 = h.corners[t][local[0]], c1 = h.corners[t][local[1]], c2 = h.corners[t][local[2]];
+    const Index c0 = h.corners(t)[local[0]], c1 = h.corners(t)[local[1]], c2 = h.corners(t)[local[2]];
     const std::array<Face, 4> quarters = {sorted_face(c0, m01, m02), sorted_face(c1, m01, m12),
                                           sorted_face(c2, m02, m12), sorted_face(m01, m02, m12)};
     if (!std::all_of(quarters.begin(), quarters.end(), [&](const Face& q) { return uses.count(q) > 0; })) {

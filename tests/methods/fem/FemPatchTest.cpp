@@ -60,14 +60,14 @@ TEST(FemPatch, UniaxialStressIsExactOnADistortedMesh) {
   const Stiffness D = isotropic_stiffness(lambda, mu);
   std::vector<RestShape> rest;
   for (Index t = begin; t < end; ++t) {
-    const Corners& c = h.corners[t];
+    const Corners c = h.corners(t);
     rest.push_back(rest_shape(&X[3 * c[0]], &X[3 * c[1]], &X[3 * c[2]], &X[3 * c[3]]));
   }
   for (int iteration = 0; iteration < 10; ++iteration) {
     Eigen::VectorXd force = Eigen::VectorXd::Zero(3 * n);
     Eigen::MatrixXd K = Eigen::MatrixXd::Zero(3 * n, 3 * n);
     for (Index t = begin; t < end; ++t) {
-      const Corners& c = h.corners[t];
+      const Corners c = h.corners(t);
       Real xe[4][3], f[4][3];
       for (int a = 0; a < 4; ++a)
         for (int d = 0; d < 3; ++d) xe[a][d] = x[3 * c[a] + d];

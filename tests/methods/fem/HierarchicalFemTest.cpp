@@ -158,7 +158,7 @@ TEST(HierarchicalFem, ParticlesAreTheActiveNodes) {
   const fem::TetHierarchy& h = run.fem().model().hierarchy;
   std::vector<std::uint8_t> used(h.node_count(), 0);
   for (fem::Index t : active.active_tets())
-    for (fem::Index n : h.corners[t]) used[n] = 1;
+    for (fem::Index n : h.corners(t)) used[n] = 1;
   std::size_t hanging = 0;
   for (const Node& node : nodes) {
     const auto n = static_cast<fem::Index>(node.id);

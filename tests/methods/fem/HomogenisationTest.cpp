@@ -255,7 +255,7 @@ Bounds voigt_reuss(const TetHierarchy& h, Index t, const FineMaterials& fine) {
   Stiffness stiffness = Stiffness::Zero(), compliance = Stiffness::Zero();
   Real volume = 0;
   for (Index e = begin; e < begin + count; ++e) {
-    const Corners& c = h.corners[e];
+    const Corners c = h.corners(e);
     const Real v =
         rest_shape(h.rest_position(c[0]), h.rest_position(c[1]), h.rest_position(c[2]), h.rest_position(c[3]))
             .volume;

@@ -165,13 +165,13 @@ TEST(StvkElement, AffinePatchHasNoNetInteriorForce) {
       for (Index t = h.level_begin[l]; t < h.level_begin[l + 1]; ++t) {
         Tet rest;
         for (int a = 0; a < 4; ++a)
-          for (int i = 0; i < 3; ++i) rest.x[a][i] = h.rest_position(h.corners[t][a])[i];
+          for (int i = 0; i < 3; ++i) rest.x[a][i] = h.rest_position(h.corners(t)[a])[i];
         const Tet x = deformed(rest, A);
         Real f[4][3];
         element_forces(rest_of(rest), D, x.x, f);
         largest = std::max(largest, max_abs(f));
         for (int a = 0; a < 4; ++a)
-          for (int i = 0; i < 3; ++i) force[3 * h.corners[t][a] + i] += f[a][i];
+          for (int i = 0; i < 3; ++i) force[3 * h.corners(t)[a] + i] += f[a][i];
       }
       int interior = 0;
       for (Index node = 0; node < h.node_level_end[l]; ++node) {

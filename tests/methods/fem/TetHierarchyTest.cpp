@@ -58,9 +58,9 @@ TetMesh kuhn_box(int nx, int ny, int nz) {
 
 Real signed_volume(const TetHierarchy& h, Index t) {
   Real e[3][3];
-  const Real* x0 = h.rest_position(h.corners[t][0]);
+  const Real* x0 = h.rest_position(h.corners(t)[0]);
   for (int a = 0; a < 3; ++a)
-    for (int c = 0; c < 3; ++c) e[a][c] = h.rest_position(h.corners[t][a + 1])[c] - x0[c];
+    for (int c = 0; c < 3; ++c) e[a][c] = h.rest_position(h.corners(t)[a + 1])[c] - x0[c];
   return (e[0][0] * (e[1][1] * e[2][2] - e[1][2] * e[2][1]) -
           e[0][1] * (e[1][0] * e[2][2] - e[1][2] * e[2][0]) +
           e[0][2] * (e[1][0] * e[2][1] - e[1][1] * e[2][0])) /
@@ -90,7 +90,7 @@ LevelTopology topology(const TetHierarchy& h, int l) {
   std::set<std::array<Index, 2>> edges;
   std::map<std::array<Index, 3>, int> faces;
   for (Index t = h.level_begin[l]; t < h.level_begin[l + 1]; ++t) {
-    Corners c = h.corners[t];
+    Corners c = h.corners(t);
     std::sort(c.begin(), c.end());
     vertices.insert(c.begin(), c.end());
     for (const auto& e : kEdges) edges.insert({c[e[0]], c[e[1]]});
@@ -212,7 +212,7 @@ TEST(TetHierarchy, NodesAreParentEdgeMidpointsNumberedByFirstAppearance) {
     for (Index t = h.level_begin[l]; t < h.level_begin[l + 1]; ++t)
       for (int e = 0; e < 6; ++e) {
         const Index m = h.midpoints[t][e];
-        const Index a = h.corners[t][kEdges[e][0]], b = h.corners[t][kEdges[e][1]];
+        const Index a = h.corners(t)[kEdges[e][0]], b = h.corners(t)[kEdges[e][1]];
         EXPECT_EQ(h.node_edge[m], (std::array<Index, 2>{std::min(a, b), std::max(a, b)}));
         EXPECT_EQ(h.node_level[m], l + 1);
         if (m >= next) {  // first appearance
@@ -226,7 +226,7 @@ TEST(TetHierarchy, NodesAreParentEdgeMidpointsNumberedByFirstAppearance) {
 TEST(TetHierarchy, ChildrenFollowBeysVertexOrderAndAncestry) {
   const TetHierarchy h = build_hierarchy(kuhn_box(2, 1, 1), 2);
   for (Index t = 0; t < h.level_begin[h.max_level]; ++t) {
-    const Corners& x = h.corners[t];
+    const Corners x = h.corners(t);
     const auto& m = h.midpoints[t];  // x01, x02, x03, x12, x13, x23
     const std::array<Corners, 8> expected = {{{x[0], m[0], m[1], m[2]},
                                               {m[0], x[1], m[3], m[4]},
@@ -238,7 +238,7 @@ TEST(TetHierarchy, ChildrenFollowBeysVertexOrderAndAncestry) {
                                               {m[1], m[3], m[4], m[5]}}};
     for (int k = 0; k < 8; ++k) {
       const Index c = h.child(t, k);
-      EXPECT_EQ(h.corners[c], expected[k]);
+      EXPECT_EQ(h.corners(c), expected[k]);
       EXPECT_EQ(h.level[c], h.level[t] + 1);
       EXPECT_EQ(h.parent(c), t);
       EXPECT_TRUE(h.is_ancestor(t, c));
@@ -271,7 +271,8 @@ TEST(TetHierarchy, AdjacencyIsTheSameLevelVertexNeighbourhood) {
       std::vector<Index> expected;
       for (Index s = h.level_begin[l]; s < h.level_begin[l + 1] && l < h.max_level; ++s) {
         bool shares = false;
-        for (Index a : h.corners[t]) shares |= std::count(h.corners[s].begin(), h.corners[s].end(), a) > 0;
+        const Corners of_s = h.corners(s);
+        for (Index a : h.corners(t)) shares |= std::count(of_s.begin(), of_s.end(), a) > 0;
         if (shares && s != t) expected.push_back(s);
       }
       const std::vector<Index> listed = neighbours(h, t);
