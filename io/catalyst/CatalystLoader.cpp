@@ -1,14 +1,10 @@
-// CatalystAdaptor: loads the Catalyst plugin (InSituBackend.hpp) the first time a run needs it.
-// The plugin is looked for at $NENDO_CATALYST_PLUGIN, else beside an installed program
-// (PREFIX/bin/nendo → PREFIX/lib/nendo/), else where the build put it, else where `cmake --install`
-// was configured to put it; a build without ParaView has none, and says how to get one.
+// CatalystAdaptor: loads the Catalyst plugin (InSituBackend.hpp) the first time a run needs it
+// (PluginLibrary.hpp: $NENDO_CATALYST_PLUGIN overrides where); a build without ParaView has none,
+// and says how to get one.
 #include <dlfcn.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <system_error>
-
 #include "core/Error.hpp"
+#include "io/PluginLibrary.hpp"
 #include "io/catalyst/InSituBackend.hpp"
 
 namespace nendo {
@@ -20,38 +16,25 @@ struct Plugin {
   std::string problem;  // why there is none
 };
 
-std::vector<std::string> plugin_candidates() {
-  if (const char* path = std::getenv("NENDO_CATALYST_PLUGIN")) return {path};
-  std::vector<std::string> paths;
-  std::error_code error;
-  const std::filesystem::path program = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (!error && *NENDO_CATALYST_PLUGIN_RELATIVE)
-    paths.push_back((program.parent_path().parent_path() / NENDO_CATALYST_PLUGIN_RELATIVE).string());
-  for (const char* path : {NENDO_CATALYST_PLUGIN_BUILD, NENDO_CATALYST_PLUGIN_INSTALL})
-    if (*path) paths.emplace_back(path);
-  return paths;
-}
-
 // Loaded once per process and never unloaded: ParaView cannot be initialised twice.
 Plugin load_plugin() {
   Plugin plugin;
-  plugin.problem =
-      "this nendo was built without ParaView Catalyst; install paraview-dev and python3-paraview (Debian) "
-      "and rebuild with -DNENDO_WITH_CATALYST=ON";
-  for (const std::string& path : plugin_candidates()) {
-    if (!std::filesystem::exists(path)) continue;
-    // RTLD_GLOBAL: the Python extension modules ParaView imports find libpython's symbols there.
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
-    if (!handle) {
-      plugin.problem = "the ParaView Catalyst plugin " + path + " does not load: " + dlerror();
-      return plugin;
-    }
-    plugin.create = reinterpret_cast<decltype(plugin.create)>(dlsym(handle, "nendo_catalyst_create"));
-    plugin.version =
-        reinterpret_cast<decltype(plugin.version)>(dlsym(handle, "nendo_catalyst_paraview_version"));
-    if (!plugin.create || !plugin.version) plugin.problem = path + " is not a nendo Catalyst plugin";
+  // RTLD_GLOBAL: the Python extension modules ParaView imports find libpython's symbols there.
+  const PluginLibrary library = open_plugin({"NENDO_CATALYST_PLUGIN", NENDO_CATALYST_PLUGIN_RELATIVE,
+                                             NENDO_CATALYST_PLUGIN_BUILD, NENDO_CATALYST_PLUGIN_INSTALL},
+                                            RTLD_NOW | RTLD_GLOBAL);
+  if (!library.handle) {
+    plugin.problem =
+        library.path.empty()
+            ? "this nendo was built without ParaView Catalyst; install paraview-dev and python3-paraview "
+              "(Debian) and rebuild with -DNENDO_WITH_CATALYST=ON"
+            : "the ParaView Catalyst plugin " + library.path + " does not load: " + library.error;
     return plugin;
   }
+  plugin.create = reinterpret_cast<decltype(plugin.create)>(dlsym(library.handle, "nendo_catalyst_create"));
+  plugin.version =
+      reinterpret_cast<decltype(plugin.version)>(dlsym(library.handle, "nendo_catalyst_paraview_version"));
+  if (!plugin.create || !plugin.version) plugin.problem = library.path + " is not a nendo Catalyst plugin";
   return plugin;
 }
 
