@@ -87,6 +87,23 @@ class Installed(unittest.TestCase):
         if CATALYST:
             self.assertTrue(os.path.isfile(os.path.join(PREFIX, "lib", "nendo", "libnendo_catalyst.so")))
 
+    def test_the_installed_program_meshes_with_its_gmsh_plugin_and_names_a_missing_one(self):
+        plugin = os.path.join(PREFIX, "lib", "nendo", "libnendo_gmsh.so")
+        self.assertTrue(os.path.isfile(plugin))
+        nendo = os.path.join(PREFIX, "bin", "nendo")
+        scene = os.path.join(PREFIX, "share", "nendo", "scenes", "shape_matching", "cylinder-bend.yaml")
+        args = ["mpirun", "-np", "2", nendo, "run", scene, "--steps", "1", "--quiet"]
+        # LD_DEBUG=files: the dynamic loader names every library it opens, so this is the installed plugin.
+        done = subprocess.run(args + ["--output", os.path.join(WORK, "cylinder")], capture_output=True, text=True,
+                              timeout=300, env=dict(os.environ, LD_DEBUG="files"))
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr[-4000:])
+        self.assertIn("file=" + plugin, done.stderr)
+        missing = "/nonexistent/libnendo_gmsh.so"
+        done = subprocess.run(args + ["--output", os.path.join(WORK, "no-plugin")], capture_output=True, text=True,
+                              timeout=300, env=dict(os.environ, NENDO_GMSH_PLUGIN=missing))
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("Gmsh plugin libnendo_gmsh.so, which is not installed", done.stderr)
+
 
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0], "-v"])
