@@ -32,7 +32,7 @@ struct MemoryCost {
 
 struct MethodCost {
   std::function<ProblemSize(const Scene&)> size;  // counts, allocating nothing of the problem's size
-  double baseline_bytes = 85 * 1048576.0;         // one process before any particle (MPI, PETSc, HDF5)
+  double baseline_bytes = 47 * 1048576.0;         // one process before any particle (MPI, PETSc, HDF5)
   MemoryCost distributed;                         // held once over all ranks
   MemoryCost replicated;                          // held by every rank
   MemoryCost exchange;                            // on more than one rank, shared like `distributed`

@@ -167,7 +167,7 @@ TEST(Plan, StartUpCheckRefusesOnEveryRank) {
   EXPECT_EQ(everywhere, 1);
   const Scene small = load_scene(source("jobs/scenes/mpm/jelly-drop.yaml"));
   EXPECT_NO_THROW(refuse_unfit_job(MPI_COMM_WORLD, small, std::nullopt));
-  EXPECT_THROW(refuse_unfit_job(MPI_COMM_WORLD, small, 50e6), InputError);  // below the baseline
+  EXPECT_THROW(refuse_unfit_job(MPI_COMM_WORLD, small, 40e6), InputError);  // below the baseline
 }
 
 }  // namespace
