@@ -211,12 +211,12 @@ void FemBackwardEuler::assemble(::Mat A) {
   for (std::size_t i = 0; i < fem_.needed_.size(); ++i) {
     if (static_cast<std::size_t>(fem_.needed_slots_[4 * i]) >= fem_.view_.owned())
       continue;  // its owner adds it
-    const Index t = fem_.needed_[i];
+    const fem::Corners corners = h.corners(fem_.needed_[i]);
     const Mat12 K = tangent(i);
     bool hanging = false;
     PetscInt corner_dofs[4];  // −1 for a held node: PETSc skips negative indices
     for (int a = 0; a < 4; ++a) {
-      const Index c = h.corners(t)[a];
+      const Index c = corners[a];
       hanging = hanging || fem_.status_[c] == NodeStatus::Hanging;
       corner_dofs[a] = static_cast<PetscInt>(global_[static_cast<std::size_t>(fem_.slot_[c])]);
     }
@@ -226,7 +226,7 @@ void FemBackwardEuler::assemble(::Mat A) {
       continue;
     }
     for (int a = 0; a < 4; ++a) {
-      const Index c = h.corners(t)[a];
+      const Index c = corners[a];
       if (fem_.status_[c] == NodeStatus::Hanging)
         fem_.active_->masters(c, masters[a]);
       else

@@ -473,8 +473,9 @@ void HierarchicalFem::build_incidence(Space& space) {
   for (Index t : active_->active_tets()) {
     const std::size_t before = entries.size();
     const auto index = static_cast<std::uint32_t>(needed_.size());
+    const fem::Corners corners = h.corners(t);
     for (int a = 0; a < 4; ++a) {
-      const Index c = h.corners(t)[a];
+      const Index c = corners[a];
       if (status_[c] == NodeStatus::Regular) {
         masters.assign(1, {c, 1.0});
       } else {

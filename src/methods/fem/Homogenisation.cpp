@@ -92,13 +92,15 @@ const Stiffness* uniform_stiffness(const TetHierarchy& h, TetRange range, const 
 // corner k is zero). Exact by construction: a midpoint lies on the faces both its ends lie on.
 std::unordered_map<Index, std::uint8_t> face_masks(const TetHierarchy& h, Index t) {
   std::unordered_map<Index, std::uint8_t> mask;
-  for (int k = 0; k < 4; ++k) mask[h.corners(t)[k]] = static_cast<std::uint8_t>(0xF & ~(1 << k));
+  const Corners corners = h.corners(t);
+  for (int k = 0; k < 4; ++k) mask[corners[k]] = static_cast<std::uint8_t>(0xF & ~(1 << k));
   std::vector<Index> tets = {t}, children;
   for (int l = h.level[t]; l < h.max_level; ++l) {
     children.clear();
     for (Index p : tets) {
+      const Corners c = h.corners(p);
       for (int e = 0; e < 6; ++e)
-        mask[h.midpoints[p][e]] = mask.at(h.corners(p)[kEdges[e][0]]) & mask.at(h.corners(p)[kEdges[e][1]]);
+        mask[h.midpoints[p][e]] = mask.at(c[kEdges[e][0]]) & mask.at(c[kEdges[e][1]]);
       for (int k = 0; k < 8; ++k) children.push_back(h.child(p, k));
     }
     tets.swap(children);
@@ -127,8 +129,9 @@ FinePatch make_patch(const TetHierarchy& h, Index t, const FineMaterials& fine, 
   std::vector<char> held;
   for (Index e = range.begin; e < range.begin + range.count; ++e) {
     std::array<int, 4> nodes;
+    const Corners corners_of_e = h.corners(e);
     for (int a = 0; a < 4; ++a) {
-      const Index n = h.corners(e)[a];
+      const Index n = corners_of_e[a];
       const auto [it, inserted] = local.emplace(n, static_cast<int>(held.size()));
       if (inserted) {
         const auto on_faces = mask.find(n);
