@@ -50,6 +50,14 @@ struct TetHierarchy {
     std::vector<Index> offset, tets;
   };
   std::vector<NodeStars> stars;  // per level below max_level
+  // A partial hierarchy holds the subtrees of some level-0 tets ("roots") with the whole
+  // hierarchy's numbering (issue 34): its tets are numbered as above over its roots alone (root
+  // slot s's level-l tets are [level_begin[l] + 8^l s, + 8^l)), its nodes by increasing global id.
+  // `roots` lists the held roots' global numbers and `node_ids` each node's global id; both are
+  // empty when the hierarchy is whole (local numbers are global).
+  Index root_total = 0;  // level-0 tets of the whole mesh
+  std::vector<Index> roots;
+  std::vector<Index> node_ids;
 
   std::size_t node_count() const { return node_level.size(); }
   std::size_t tet_count() const { return level.size(); }
@@ -67,6 +75,15 @@ struct TetHierarchy {
     return t;
   }
   bool is_ancestor(Index a, Index t) const;  // a strict ancestor of t
+  Index global_node(Index n) const { return node_ids.empty() ? n : node_ids[n]; }
+  Index global_tet(Index t) const {
+    if (roots.empty()) return t;
+    const int l = level[t];
+    const Index per_root = Index{1} << (3 * l), offset = t - level_begin[l];
+    Index whole_begin = 0;  // level_begin[l] of the whole hierarchy
+    for (int k = 0; k < l; ++k) whole_begin += root_total << (3 * k);
+    return whole_begin + roots[offset / per_root] * per_root + offset % per_root;
+  }
 
   // Calls visit(s) for every tet s ≠ t of t's level sharing a vertex with t, ascending and once
   // each, while visit returns true; returns false if a visit stopped it. Nothing for finest tets.
@@ -124,6 +141,10 @@ bool TetHierarchy::for_each_neighbour(Index t, Visit&& visit) const {
 
 // H2, H3. The level-0 mesh may be of either orientation per tet.
 TetHierarchy build_hierarchy(const TetMesh& level0, int max_level);
+// The subtrees of `roots` (increasing level-0 tet numbers) alone, numbered as the whole one: a
+// held node or tet has the global id the whole build gives it (global_node, global_tet). Costs
+// the held roots' subtrees and their face and edge neighbours' (RootNumbering::ring).
+TetHierarchy build_hierarchy(const TetMesh& level0, int max_level, const std::vector<Index>& roots);
 
 // A similarity-class signature for tet t (spec §8 test 1): the 6 edge lengths divided by the
 // longest, sorted, rounded to 6 significant digits. Tets with equal signatures are similar up to

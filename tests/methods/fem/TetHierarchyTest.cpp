@@ -4,9 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
+#include <random>
 #include <set>
 #include <utility>
 
+#include "methods/fem/RootNumbering.hpp"
 #include "methods/fem/TetHierarchy.hpp"
 
 namespace nendo::fem {
@@ -299,6 +302,154 @@ TEST(TetHierarchy, SignatureAndDihedralAngleOfKnownShapes) {
   EXPECT_NEAR(min_dihedral_angle(kuhn, 0), 45.0, 1e-12);
   EXPECT_THROW(build_hierarchy(single_tet({{{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}}}), -1),
                std::invalid_argument);
+}
+
+// Issue 34: the numbering computed per root (RootNumbering) and the partial build.
+
+// kuhn_box with its tets in a shuffled order and each tet's corners rotated: roots share faces and
+// edges in every orientation, and a shared face's smaller root is not always the earlier in space.
+TetMesh shuffled_box(int nx, int ny, int nz, std::uint64_t seed) {
+  const TetMesh box = kuhn_box(nx, ny, nz);
+  std::vector<std::size_t> order(box.tet_count());
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 random(seed);
+  std::shuffle(order.begin(), order.end(), random);
+  TetMesh mesh;
+  mesh.vertices = box.vertices;
+  for (std::size_t t : order) {
+    std::array<std::int32_t, 4> c;
+    std::copy_n(&box.tets[4 * t], 4, c.begin());
+    std::rotate(c.begin(), c.begin() + random() % 4, c.end());
+    mesh.tets.insert(mesh.tets.end(), c.begin(), c.end());
+  }
+  return mesh;
+}
+
+// The whole hierarchy's numbering straight from its definition (TetHierarchy.hpp): every level's
+// edges in tet order, a new id at each edge's first appearance.
+std::vector<std::array<Index, 6>> reference_midpoints(const TetMesh& mesh, int max_level) {
+  std::vector<Corners> tets;
+  for (std::size_t t = 0; t < mesh.tet_count(); ++t)
+    tets.push_back({mesh.tets[4 * t], mesh.tets[4 * t + 1], mesh.tets[4 * t + 2], mesh.tets[4 * t + 3]});
+  auto next = static_cast<Index>(mesh.vertex_count());
+  std::vector<std::array<Index, 6>> midpoints;
+  for (int l = 0; l < max_level; ++l) {
+    std::map<std::pair<Index, Index>, Index> made;
+    std::vector<Corners> children;
+    for (const Corners& c : tets) {
+      std::array<Index, 6> m;
+      for (int e = 0; e < 6; ++e) {
+        const Index a = c[kEdges[e][0]], b = c[kEdges[e][1]];
+        const auto [at, fresh] = made.try_emplace({std::min(a, b), std::max(a, b)}, next);
+        next += fresh;
+        m[e] = at->second;
+      }
+      midpoints.push_back(m);
+      for (int k = 0; k < 8; ++k) children.push_back(child_corners(c, m, k));
+    }
+    tets = children;
+  }
+  return midpoints;
+}
+
+TEST(RootNumbering, EdgeCountsAreThoseOfARefinedTet) {
+  for (int k = 0; k <= 3; ++k) {
+    const TetHierarchy h = build_hierarchy(random_tet(), k);
+    const LevelTopology topo = topology(h, k);
+    const EdgeCounts counts = count_edges(k);
+    EXPECT_EQ(static_cast<std::size_t>(counts.all), topo.edges) << k;
+    const std::int64_t n = std::int64_t{1} << k;
+    // The boundary's edges: 4 faces' inner ones and 6 edges' pieces.
+    EXPECT_EQ(4 * counts.inside_face + 6 * counts.on_edge, 3 * 2 * n * n)
+        << k;  // 4n² triangles, 3 edges, 2 each
+    EXPECT_EQ(counts.on_edge, n);
+  }
+}
+
+TEST(TetHierarchy, WholeBuildHasTheFirstAppearanceNumbering) {
+  for (std::uint64_t seed : {1, 2, 3}) {
+    const TetMesh mesh = shuffled_box(3, 2, 2, seed);
+    const TetHierarchy h = build_hierarchy(mesh, 3);
+    EXPECT_EQ(h.midpoints, reference_midpoints(mesh, 3)) << "seed " << seed;
+  }
+}
+
+TEST(TetHierarchy, PartialBuildHasTheWholeNumbering) {
+  const TetMesh mesh = shuffled_box(3, 2, 2, 7);
+  const auto root_count = static_cast<Index>(mesh.tet_count());
+  std::mt19937_64 random(11);
+  for (int max_level = 0; max_level <= 3; ++max_level) {
+    const TetHierarchy whole = build_hierarchy(mesh, max_level);
+    std::vector<std::vector<Index>> subsets = {{}, {0}, {root_count - 1}, {5, 6, 7, 8, 9}};
+    for (int trial = 0; trial < 4; ++trial) {
+      std::vector<Index> roots;
+      for (Index r = 0; r < root_count; ++r)
+        if (random() % 4 == 0) roots.push_back(r);
+      subsets.push_back(roots);
+    }
+    for (const std::vector<Index>& roots : subsets) {
+      const TetHierarchy part = build_hierarchy(mesh, max_level, roots);
+      SCOPED_TRACE("max_level " + std::to_string(max_level) + ", " + std::to_string(roots.size()) + " roots");
+      ASSERT_EQ(part.tet_count(), roots.size() * static_cast<std::size_t>(whole.tet_count() / root_count));
+      EXPECT_TRUE(std::is_sorted(part.node_ids.begin(), part.node_ids.end()));
+      std::set<Index> used;
+      for (Index t = 0; t < static_cast<Index>(part.tet_count()); ++t) {
+        const Index g = part.global_tet(t);
+        ASSERT_EQ(part.level[t], whole.level[g]);
+        EXPECT_EQ(part.global_tet(part.root(t)), whole.root(g));
+        const Corners c = part.corners(t), expected = whole.corners(g);
+        for (int a = 0; a < 4; ++a) {
+          EXPECT_EQ(part.global_node(c[a]), expected[a]) << "tet " << g;
+          used.insert(c[a]);
+        }
+        if (part.level[t] < max_level) {
+          for (int e = 0; e < 6; ++e)
+            EXPECT_EQ(part.global_node(part.midpoints[t][e]), whole.midpoints[g][e]);
+          for (int k = 0; k < 8; ++k) EXPECT_EQ(part.global_tet(part.child(t, k)), whole.child(g, k));
+          std::vector<Index> near, expected_near;
+          part.for_each_neighbour(t, [&](Index s) {
+            near.push_back(part.global_tet(s));
+            return true;
+          });
+          whole.for_each_neighbour(g, [&](Index s) {
+            if (std::binary_search(roots.begin(), roots.end(), whole.root(s))) expected_near.push_back(s);
+            return true;
+          });
+          EXPECT_EQ(near, expected_near) << "tet " << g;
+        }
+      }
+      EXPECT_EQ(used.size(), part.node_count());  // every held node is a corner of a held tet
+      for (Index n = 0; n < static_cast<Index>(part.node_count()); ++n) {
+        const Index g = part.global_node(n);
+        EXPECT_EQ(part.node_level[n], whole.node_level[g]);
+        for (int c = 0; c < 3; ++c)
+          EXPECT_EQ(part.rest_position(n)[c], whole.rest_position(g)[c]);  // bitwise
+        const auto [a, b] = part.node_edge[n];
+        if (part.node_level[n] > 0) {
+          EXPECT_EQ((std::array<Index, 2>{part.global_node(a), part.global_node(b)}), whole.node_edge[g]);
+        } else {
+          EXPECT_EQ(a, -1);
+        }
+      }
+      for (int l = 0; l <= max_level; ++l)
+        EXPECT_TRUE(part.node_level_end[l] == static_cast<Index>(part.node_count()) ||
+                    part.node_level[part.node_level_end[l]] > l);
+    }
+  }
+  EXPECT_THROW(build_hierarchy(mesh, 1, {3, 2}), std::invalid_argument);
+  EXPECT_THROW(build_hierarchy(mesh, 1, {root_count}), std::invalid_argument);
+}
+
+TEST(RootNumbering, RingIsTheFaceAndEdgeNeighbours) {
+  const TetMesh mesh = kuhn_box(3, 1, 1);  // 18 roots; the 6 of a cube share its main diagonal
+  const RootNumbering numbering(mesh, 1);
+  const std::vector<Index> ring = numbering.ring({0});
+  for (Index r = 1; r < static_cast<Index>(mesh.tet_count()); ++r) {
+    int shared = 0;
+    for (int a = 0; a < 4; ++a)
+      for (int b = 0; b < 4; ++b) shared += mesh.tets[4 * r + a] == mesh.tets[b];
+    EXPECT_EQ(std::binary_search(ring.begin(), ring.end(), r), shared >= 2) << r;
+  }
 }
 
 }  // namespace
