@@ -58,8 +58,9 @@ FineMaterials fine_materials(const Scene& scene, const TetHierarchy& h,
   FineMaterials fine;
   const std::vector<const FemBody*> fem_keys = fem_bodies(scene);
   for (Index t = begin; t < end; ++t) {
-    const BodySettings& body = scene.bodies[root_body[h.root(t)]];
-    const FemBody& keys = *fem_keys[root_body[h.root(t)]];
+    const std::int32_t b = root_body[h.global_tet(h.root(t))];
+    const BodySettings& body = scene.bodies[b];
+    const FemBody& keys = *fem_keys[b];
     std::string name = body.material;
     if (!keys.alternate_material.empty()) {
       const Vec3 c = centroid(h, t);
@@ -82,11 +83,16 @@ Real min_altitude(const RestShape& rest) {
 
 }  // namespace
 
-FemModel build_fem_model(MPI_Comm comm, const Scene& scene) {
+FemModel build_fem_model(MPI_Comm comm, const Scene& scene) { return build_fem_model(comm, scene, nullptr); }
+
+FemModel build_fem_model(MPI_Comm comm, const Scene& scene,
+                         const std::function<std::vector<Index>(const TetMesh&)>& held_roots) {
   FemModel model;
   std::vector<std::int32_t> root_body;
   const TetMesh mesh = level0_mesh(comm, scene, root_body);
-  model.hierarchy = build_hierarchy(mesh, scene.sections.get<FemSettings>().max_level);
+  const int max_level = scene.sections.get<FemSettings>().max_level;
+  model.hierarchy =
+      held_roots ? build_hierarchy(mesh, max_level, held_roots(mesh)) : build_hierarchy(mesh, max_level);
   const TetHierarchy& h = model.hierarchy;
 
   HomogenisationSettings homogenisation;
@@ -97,7 +103,7 @@ FemModel build_fem_model(MPI_Comm comm, const Scene& scene) {
   // Nodes: a level-0 vertex belongs to the body of a tet using it; a midpoint to its edge's.
   model.node_body.assign(h.node_count(), 0);
   for (Index t = 0; t < h.level_begin[1]; ++t)
-    for (Index n : h.corners(t)) model.node_body[n] = root_body[t];
+    for (Index n : h.corners(t)) model.node_body[n] = root_body[h.global_tet(t)];
   for (std::size_t n = static_cast<std::size_t>(h.node_level_end[0]); n < h.node_count(); ++n)
     model.node_body[n] = model.node_body[h.node_edge[n][0]];
   model.fixed.assign(h.node_count(), 0);
@@ -118,6 +124,7 @@ FemModel build_fem_model(MPI_Comm comm, const Scene& scene) {
   Real altitude = std::numeric_limits<Real>::infinity();
   for (Index t = h.level_begin[h.max_level]; t < h.level_begin[h.max_level + 1]; ++t)
     altitude = std::min(altitude, min_altitude(tet_rest_shape(h, t)));
+  MPI_Allreduce(MPI_IN_PLACE, &altitude, 1, MPI_DOUBLE, MPI_MIN, comm);
   model.stable_dt = 0.4 * altitude / speed;
   return model;
 }

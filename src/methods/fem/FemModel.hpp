@@ -1,11 +1,12 @@
 #pragma once
 // What every rank knows of a fem scene, built once (collectively) from the scene: the level-0
-// mesh of all bodies, its hierarchy (TetHierarchy.hpp), the homogenised constants of every tet
-// (Homogenisation.hpp; each distinct value stored once), and which nodes are held. Rest shapes
-// are computed where needed (tet_rest_shape), not stored per tet.
-// The model is static; the state (positions, velocities, the active set) lives elsewhere.
+// mesh of all bodies, its hierarchy (whole, or the subtrees of some level-0 tets) (TetHierarchy.hpp), the
+// homogenised constants of every tet (Homogenisation.hpp; each distinct value stored once), and which nodes
+// are held. Rest shapes are computed where needed (tet_rest_shape), not stored per tet. The model is static;
+// the state (positions, velocities, the active set) lives elsewhere.
 #include <mpi.h>
 
+#include <functional>
 #include <vector>
 
 #include "methods/fem/FemSettings.hpp"
@@ -26,5 +27,11 @@ struct FemModel {
 
 // Collective. Meshing errors on rank 0 (Gmsh) stop every rank.
 FemModel build_fem_model(MPI_Comm comm, const Scene& scene);
+// The same model for some roots' subtrees alone (issue 34): `held_roots` picks this rank's roots
+// (increasing) from the level-0 mesh. What a rank holds is bitwise what the whole model holds for
+// those tets and nodes; stable_dt is the whole model's (the held roots of all ranks must cover the
+// mesh).
+FemModel build_fem_model(MPI_Comm comm, const Scene& scene,
+                         const std::function<std::vector<Index>(const TetMesh&)>& held_roots);
 
 }  // namespace nendo::fem

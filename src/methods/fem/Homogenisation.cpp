@@ -13,8 +13,11 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "core/CollectiveError.hpp"
 #include "core/Error.hpp"
 #include "core/Mpi.hpp"
+#include "core/SplitMix.hpp"
+#include "decomposition/SparseExchange.hpp"
 #include "solvers/PetscCall.hpp"
 
 namespace nendo::fem {
@@ -518,25 +521,86 @@ TetConstants unpack(const Real* in) {
   return constants;
 }
 
-// The constants of this rank's share of the classes (class k goes to rank k mod size), packed.
-std::vector<Real> compute_share(MPI_Comm comm, const TetHierarchy& h,
-                                const std::vector<Index>& representatives, const FineMaterials& fine,
-                                const HomogenisationSettings& settings) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  std::vector<Real> packed;
-  std::string failure;
-  try {
-    for (std::size_t k = static_cast<std::size_t>(rank); k < representatives.size(); k += size)
-      pack(homogenise_tet(h, representatives[k], fine, settings).constants, packed);
-  } catch (const std::exception& error) {
-    failure = error.what();
+// A similarity key as 11 words, to send.
+using KeyWords = std::array<std::int64_t, 11>;
+KeyWords words(const SimilarityKey& key) {
+  KeyWords w;
+  w[0] = key.depth;
+  std::copy(key.shape.begin(), key.shape.end(), w.begin() + 1);
+  std::memcpy(&w[10], &key.materials, sizeof key.materials);
+  return w;
+}
+
+template <class T>
+void put(Bytes& out, const T& value) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&value);
+  out.insert(out.end(), bytes, bytes + sizeof(T));
+}
+template <class T>
+T take(const Bytes& in, std::size_t& at) {
+  T value;
+  std::memcpy(&value, in.data() + at, sizeof(T));
+  at += sizeof(T);
+  return value;
+}
+
+// This rank's classes: each distinct key of its tets below the finest level, with its smallest
+// tet (global number) and where that tet is here.
+struct LocalClass {
+  Index first_global, first_local;
+  int index;  // in order of first appearance here
+};
+
+// Which rank homogenises each class, found without any rank listing every class: each key goes
+// to a meeting rank (by its hash), which takes the class's first tet in the whole hierarchy as
+// its representative, picks a rank holding that tet to compute it (in turn among them), and tells
+// that rank who needs the result. Returns, for this rank, the classes to compute: (key, ranks).
+std::vector<std::pair<KeyWords, std::vector<int>>> assign_classes(
+    const SparseExchange& exchange, const std::map<KeyWords, LocalClass>& mine) {
+  const int ranks = mpi::size(exchange.comm());
+  std::map<int, Bytes> to_meeting;
+  for (const auto& [key, c] : mine) {
+    std::uint64_t hash = 0;
+    for (std::int64_t w : key) hash = splitmix64(hash ^ static_cast<std::uint64_t>(w));
+    Bytes& out = to_meeting[static_cast<int>(hash % static_cast<std::uint64_t>(ranks))];
+    put(out, key);
+    put(out, c.first_global);
   }
-  int failed = failure.empty() ? 0 : 1, any_failed = 0;
-  MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm);
-  if (any_failed) throw CollectiveError(failure.empty() ? "homogenisation failed on another rank" : failure);
-  return packed;
+  struct Report {
+    Index first;
+    int rank;
+  };
+  std::map<KeyWords, std::vector<Report>> reports;
+  for (const Message& m : exchange.discover(to_meeting))
+    for (std::size_t at = 0; at < m.bytes.size();) {
+      const auto key = take<KeyWords>(m.bytes, at);
+      reports[key].push_back({take<Index>(m.bytes, at), m.rank});
+    }
+  std::map<int, Bytes> to_computing;
+  std::size_t turn = static_cast<std::size_t>(exchange.rank());
+  for (const auto& [key, list] : reports) {
+    Index representative = std::numeric_limits<Index>::max();
+    for (const Report& r : list) representative = std::min(representative, r.first);
+    std::vector<int> holders, needing;
+    for (const Report& r : list) {
+      needing.push_back(r.rank);
+      if (r.first == representative) holders.push_back(r.rank);
+    }
+    std::sort(holders.begin(), holders.end());  // reports come in rank order; sorted for clarity
+    Bytes& out = to_computing[holders[turn++ % holders.size()]];
+    put(out, key);
+    put(out, static_cast<std::int32_t>(needing.size()));
+    for (int r : needing) put(out, r);
+  }
+  std::vector<std::pair<KeyWords, std::vector<int>>> tasks;
+  for (const Message& m : exchange.discover(to_computing))
+    for (std::size_t at = 0; at < m.bytes.size();) {
+      auto& [key, needing] = tasks.emplace_back();
+      key = take<KeyWords>(m.bytes, at);
+      needing.resize(static_cast<std::size_t>(take<std::int32_t>(m.bytes, at)));
+      for (int& r : needing) r = take<int>(m.bytes, at);
+    }
+  return tasks;
 }
 
 }  // namespace
@@ -585,27 +649,47 @@ TetConstantsTable homogenise(MPI_Comm comm, const TetHierarchy& h, const FineMat
                              const HomogenisationSettings& settings) {
   check_fine_materials(h, fine);
   const Index coarse_tets = h.level_begin[h.max_level];
-  std::map<SimilarityKey, int> classes;
-  std::vector<Index> representatives;  // the first tet of each class, in order of first appearance
+  std::map<KeyWords, LocalClass> mine;
   std::vector<int> class_of(static_cast<std::size_t>(coarse_tets));
   for (Index t = 0; t < coarse_tets; ++t) {
-    const auto [it, inserted] =
-        classes.emplace(similarity_key(h, t, fine), static_cast<int>(representatives.size()));
-    if (inserted) representatives.push_back(t);
-    class_of[t] = it->second;
+    const auto index = static_cast<int>(mine.size());
+    const auto [it, fresh] =
+        mine.try_emplace(words(similarity_key(h, t, fine)), LocalClass{h.global_tet(t), t, index});
+    if (!fresh && h.global_tet(t) < it->second.first_global)
+      it->second.first_global = h.global_tet(t), it->second.first_local = t;
+    class_of[t] = it->second.index;
   }
-  const std::vector<Real> results =
-      mpi::all_gather(compute_share(comm, h, representatives, fine, settings), comm);
 
-  int size = 1;
-  MPI_Comm_size(comm, &size);
-  std::vector<int> offsets(static_cast<std::size_t>(size), 0);  // first result of each rank's share
-  for (int r = 1; r < size; ++r)
-    offsets[r] = offsets[r - 1] + static_cast<int>((representatives.size() + size - r) / size);
+  // Each class is homogenised once, from its first tet in the whole hierarchy, so that the
+  // constants are bitwise the same however the hierarchy is held and on any rank count.
+  const SparseExchange exchange(comm);
+  std::map<int, Bytes> results;
+  std::string failure;
+  try {
+    for (const auto& [key, needing] : assign_classes(exchange, mine)) {
+      std::vector<Real> packed;
+      pack(homogenise_tet(h, mine.at(key).first_local, fine, settings).constants, packed);
+      for (int r : needing) {
+        put(results[r], key);
+        for (Real v : packed) put(results[r], v);
+      }
+    }
+  } catch (const std::exception& error) {
+    failure = error.what();
+  }
+  raise_collectively(comm, failure);
+  std::vector<TetConstants> computed(mine.size());  // by class index
+  for (const Message& m : exchange.discover(results))
+    for (std::size_t at = 0; at < m.bytes.size();) {
+      const auto key = take<KeyWords>(m.bytes, at);
+      std::array<Real, kResultSize> packed;
+      for (Real& v : packed) v = take<Real>(m.bytes, at);
+      computed[mine.at(key).index] = unpack(packed.data());
+    }
+
   TetConstantsTable constants;
   for (Index t = 0; t < coarse_tets; ++t) {
-    const int k = class_of[t];
-    TetConstants c = unpack(&results[kResultSize * static_cast<std::size_t>(offsets[k % size] + k / size)]);
+    TetConstants c = computed[class_of[t]];
     c.density = average_density(h, t, fine);
     constants.push_back(c);
   }

@@ -4,8 +4,9 @@
 // finest descendants under the six basis strains (§4.2, §4.3), each relaxation a Newton solve with
 // a PETSc KSP on PETSC_COMM_SELF. Results are cached by similarity (the tet's rest edge matrix up
 // to translation and scale) and by the fine materials inside, so a Kuhn box of one material costs
-// a handful of homogenisations per level. The classes are spread over the ranks and the results
-// gathered: every rank ends with the same constants, whatever the rank count.
+// a handful of homogenisations per level. Each class is computed once, by a rank holding its first
+// tet, and sent to the ranks holding its members (no rank lists every class), so a tet's constants
+// are bitwise the same however the hierarchy is held (whole or partial) and on any rank count.
 #include <mpi.h>
 
 #include <algorithm>
@@ -77,7 +78,8 @@ std::vector<Real> strain_samples();
 StressStrainCurves homogenise_tet(const TetHierarchy& h, Index t, const FineMaterials& fine,
                                   const HomogenisationSettings& settings);
 
-// H4 and H5 for every tet of the hierarchy, indexed by tet. Collective over comm.
+// H4 and H5 for every tet of the hierarchy (whole, or this rank's part), indexed by tet. Collective
+// over comm.
 TetConstantsTable homogenise(MPI_Comm comm, const TetHierarchy& h, const FineMaterials& fine,
                              const HomogenisationSettings& settings);
 

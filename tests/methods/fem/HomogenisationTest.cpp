@@ -73,11 +73,13 @@ FineMaterials uniform_material(const TetHierarchy& h, const Stiffness& D) {
   return fine;
 }
 
-// Fine tets alternate soft (E, ρ) and stiff (10E, 2ρ) by the parity of their index: every coarse
-// tet is heterogeneous.
+// Fine tets alternate soft (E, ρ) and stiff (10E, 2ρ) by the parity of their (global) number:
+// every coarse tet is heterogeneous.
 FineMaterials parity_checkerboard(const TetHierarchy& h) {
   FineMaterials fine = uniform_material(h, isotropic(kYoung));
-  for (std::size_t e = 1; e < fine.size(); e += 2) fine.set(e, {isotropic(10 * kYoung), 2 * kDensity});
+  for (std::size_t e = 0; e < fine.size(); ++e)
+    if (h.global_tet(first_fine(h) + static_cast<Index>(e)) % 2 != 0)
+      fine.set(e, {isotropic(10 * kYoung), 2 * kDensity});
   return fine;
 }
 
@@ -361,6 +363,27 @@ TEST(Homogenise, TableIsIndependentOfTheRankCount) {
       EXPECT_EQ(table[t].alpha_max[m], std::numeric_limits<Real>::infinity());
     }
   }
+}
+
+// Issue 34: each rank holds some roots' subtrees (overlapping, one rank none); every tet it holds
+// gets bitwise the constants of the whole hierarchy's table.
+TEST(Homogenise, PartialHierarchiesGetTheWholeTablesConstants) {
+  const TetMesh mesh = kuhn_box(2, 1, 1, 1.0);
+  const TetHierarchy whole = build_hierarchy(mesh, 2);
+  const TetConstantsTable expected = homogenise(MPI_COMM_SELF, whole, parity_checkerboard(whole), {});
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const auto roots = static_cast<Index>(mesh.tet_count());
+  const int holding = std::max(1, ranks - 1);  // the last of several ranks holds nothing
+  std::vector<Index> mine;
+  for (Index r = 0; r < roots && rank < holding; ++r)
+    if (r % holding == rank || r == 3) mine.push_back(r);  // root 3 on every holding rank
+  const TetHierarchy part = build_hierarchy(mesh, 2, mine);
+  const TetConstantsTable table = homogenise(MPI_COMM_WORLD, part, parity_checkerboard(part), {});
+  ASSERT_EQ(table.size(), part.tet_count());
+  for (Index t = 0; t < static_cast<Index>(part.tet_count()); ++t)
+    EXPECT_TRUE(bitwise_equal(table[t], expected[part.global_tet(t)])) << "tet " << part.global_tet(t);
 }
 
 // The cantilever of spec §7 (4 × 1 × 1 cubes of 0.1 m, L_max = 3, 24 level-0 tets): one material,
