@@ -26,11 +26,23 @@ bool is_refined(const ActiveSet& set, Index t) {
 // The refined tets, increasing. Breadth-first from the level-0 tets through the refined ones only,
 // so the cost is O(active tets), and each level's tets come out in increasing order after the
 // previous level's.
-std::vector<Index> refined_tets(const ActiveSet& set) {
+// Calls visit(r) for the given roots, or for every level-0 tet if none are given.
+template <class Visit>
+void for_each_root(const TetHierarchy& h, const std::vector<Index>* roots, Visit&& visit) {
+  if (roots) {
+    for (Index t : *roots) visit(t);
+  } else {
+    for (Index t = h.level_begin[0]; t < h.level_begin[1]; ++t) visit(t);
+  }
+}
+
+// Under the given roots only, if any are given.
+std::vector<Index> refined_tets(const ActiveSet& set, const std::vector<Index>* roots = nullptr) {
   const TetHierarchy& h = set.hierarchy();
   std::vector<Index> refined;
-  for (Index t = h.level_begin[0]; t < h.level_begin[1]; ++t)
+  for_each_root(h, roots, [&](Index t) {
     if (!set.active(t)) refined.push_back(t);
+  });
   for (std::size_t i = 0; i < refined.size(); ++i) {
     if (h.level[refined[i]] == h.max_level) continue;  // only in an invalid state
     for (int k = 0; k < 8; ++k)
@@ -122,12 +134,19 @@ ActiveSet::ActiveSet(const TetHierarchy& h, const std::vector<Index>& active, in
   if (!balanced()) throw InputError("active-set checkpoint: the tets are not 2:1 balanced (spec 004 §6.3)");
 }
 
-std::vector<Index> ActiveSet::active_tets() const {
+std::vector<Index> ActiveSet::active_tets() const { return active_under(nullptr); }
+
+std::vector<Index> ActiveSet::active_tets(const std::vector<Index>& roots) const {
+  return active_under(&roots);
+}
+
+std::vector<Index> ActiveSet::active_under(const std::vector<Index>* roots) const {
   std::vector<Index> tets;
-  tets.reserve(active_count_);
-  for (Index t = h_->level_begin[0]; t < h_->level_begin[1]; ++t)
+  if (!roots) tets.reserve(active_count_);
+  for_each_root(*h_, roots, [&](Index t) {
     if (active(t)) tets.push_back(t);
-  for (const Index p : refined_tets(*this)) {
+  });
+  for (const Index p : refined_tets(*this, roots)) {
     if (h_->level[p] == h_->max_level) continue;
     for (int k = 0; k < 8; ++k)
       if (active(h_->child(p, k))) tets.push_back(h_->child(p, k));
@@ -231,9 +250,15 @@ ActiveSet::StepChanges ActiveSet::apply(const std::vector<Index>& refine_marks,
   return changes;
 }
 
-std::vector<Index> ActiveSet::coarsening_candidates() const {
+std::vector<Index> ActiveSet::coarsening_candidates() const { return candidates_under(nullptr); }
+
+std::vector<Index> ActiveSet::coarsening_candidates(const std::vector<Index>& roots) const {
+  return candidates_under(&roots);
+}
+
+std::vector<Index> ActiveSet::candidates_under(const std::vector<Index>* roots) const {
   std::vector<Index> candidates;
-  for (const Index p : refined_tets(*this))
+  for (const Index p : refined_tets(*this, roots))
     if (all_children_active(*this, p)) candidates.push_back(p);
   return candidates;
 }

@@ -31,6 +31,9 @@ class ActiveSet {
   const TetHierarchy& hierarchy() const { return *h_; }
   bool active(Index t) const { return active_[t] != 0; }
   std::vector<Index> active_tets() const;  // increasing
+  // Those under the given roots (increasing level-0 tets): what a rank reads of its nodes' roots,
+  // at a cost that follows them, not the whole hierarchy.
+  std::vector<Index> active_tets(const std::vector<Index>& roots) const;
   std::size_t active_count() const { return active_count_; }
   NodeStatus status(Index n) const;
   // Masters of node n flattened to regular nodes, in increasing node order, weights summing to 1;
@@ -56,6 +59,7 @@ class ActiveSet {
   StepChanges apply(const std::vector<Index>& refine, const std::vector<Index>& coarsen);
   // Parents whose 8 children are all active (the coarsening candidates of spec §6.2 1c).
   std::vector<Index> coarsening_candidates() const;
+  std::vector<Index> coarsening_candidates(const std::vector<Index>& roots) const;  // under roots
 
   // Invariants for tests: every two active tets that share a vertex differ by at most one level.
   bool balanced() const;
@@ -64,6 +68,8 @@ class ActiveSet {
   struct Empty {};
   ActiveSet(const TetHierarchy& h, int min_level, Empty);  // no tet active yet
   void activate(Index t, int sign);
+  std::vector<Index> active_under(const std::vector<Index>* roots) const;  // every root if none
+  std::vector<Index> candidates_under(const std::vector<Index>* roots) const;
   const TetHierarchy* h_;
   int min_level_;
   std::vector<std::uint8_t> active_;

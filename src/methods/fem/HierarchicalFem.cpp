@@ -276,12 +276,12 @@ void HierarchicalFem::mark(std::vector<Index>& refine, std::vector<Index>& coars
     }
     return error;
   };
-  for (Index t : active_->active_tets()) {
+  for (Index t : active_->active_tets(roots_)) {
     if (h.level[t] >= fs.max_level || !evaluated_here(t)) continue;
     const fem::Voigt green = green_of(t);
     if (error_of(t, green) > fs.error_tolerance || !in_range(t, green, 1)) refine.push_back(t);
   }
-  for (Index p : active_->coarsening_candidates()) {
+  for (Index p : active_->coarsening_candidates(roots_)) {
     if (h.level[p] < fs.min_level || !evaluated_here(p)) continue;
     const fem::Voigt parent_green = fem::green_strain(deformation_of(p));
     if (error_of(p, parent_green) > kErrorCoarsening * fs.error_tolerance ||
@@ -470,7 +470,9 @@ void HierarchicalFem::build_incidence(Space& space) {
   needed_slots_.clear();
   needed_rest_.clear();
   std::vector<fem::Master> masters;
-  for (Index t : active_->active_tets()) {
+  // A tet reaches an owned node through a corner or a master of one, which its root holds.
+  roots_ = fem::roots_around(h, view_.ids().data(), view_.owned());
+  for (Index t : active_->active_tets(roots_)) {
     const std::size_t before = entries.size();
     const auto index = static_cast<std::uint32_t>(needed_.size());
     const fem::Corners corners = h.corners(t);
@@ -667,7 +669,7 @@ TetMeshView HierarchicalFem::mesh_view(const Space& space) const {
   mesh_tets_.clear();
   std::vector<std::int32_t>& level = mesh_tet_fields_[0].values;
   level.clear();
-  for (Index t : active_->active_tets()) {
+  for (Index t : active_->active_tets(fem::roots_around(model_->hierarchy, own.ids(), own.size()))) {
     const fem::Corners c = model_->hierarchy.corners(t);
     if (local[c[0]] < 0 || static_cast<std::size_t>(local[c[0]]) >= own.size()) continue;
     if (std::any_of(c.begin(), c.end(), [&](Index n) { return local[n] < 0; })) continue;

@@ -112,6 +112,7 @@ class HierarchicalFem final : public Method {
   std::vector<std::uint32_t> incidence_offset_;
   std::vector<std::uint32_t> incidence_corner_;  // 4 × needed tet index + corner
   std::vector<Real> incidence_weight_;
+  std::vector<fem::Index> roots_;            // the level-0 tets that may hold owned nodes
   std::vector<fem::Index> needed_;           // active tets touching owned nodes, increasing
   std::vector<std::int32_t> needed_slots_;   // 4 view slots per needed tet
   std::vector<fem::RestShape> needed_rest_;  // per needed tet

@@ -210,11 +210,34 @@ void store_tets(TetHierarchy& h, const RootRefiner& refined, Index slot, NodeInd
   }
 }
 
+// Level 0's stars even without finer levels: roots_around reads them.
 void finish(TetHierarchy& h) {
-  for (int l = 0; l < h.max_level; ++l) h.stars.push_back(node_stars(h, l));
+  for (int l = 0; l < std::max(h.max_level, 1); ++l) h.stars.push_back(node_stars(h, l));
 }
 
 }  // namespace
+
+std::vector<Index> roots_around(const TetHierarchy& h, const ParticleId* nodes, std::size_t count) {
+  // A node lies in a root only if its parent edge does, so in a root around the level-0 vertex
+  // reached through first parents.
+  std::vector<std::uint8_t> vertex_seen(static_cast<std::size_t>(h.node_level_end[0]), 0);
+  std::vector<std::uint8_t> root_seen(static_cast<std::size_t>(h.level_begin[1]), 0);
+  const TetHierarchy::NodeStars& star = h.stars[0];
+  std::vector<Index> roots;
+  for (std::size_t i = 0; i < count; ++i) {
+    auto n = static_cast<Index>(nodes[i]);
+    while (h.node_level[n] > 0) n = h.node_edge[n][0];
+    if (vertex_seen[n]) continue;
+    vertex_seen[n] = 1;
+    for (Index i = star.offset[n]; i < star.offset[n + 1]; ++i)
+      if (!root_seen[star.tets[i]]) {
+        root_seen[star.tets[i]] = 1;
+        roots.push_back(star.tets[i]);
+      }
+  }
+  std::sort(roots.begin(), roots.end());
+  return roots;
+}
 
 bool TetHierarchy::is_ancestor(Index a, Index t) const {
   if (level[a] >= level[t]) return false;

@@ -49,7 +49,7 @@ struct TetHierarchy {
   struct NodeStars {
     std::vector<Index> offset, tets;
   };
-  std::vector<NodeStars> stars;  // per level below max_level
+  std::vector<NodeStars> stars;  // per level below max_level (and level 0's always)
   // A partial hierarchy holds the subtrees of some level-0 tets ("roots") with the whole
   // hierarchy's numbering (issue 34): its tets are numbered as above over its roots alone (root
   // slot s's level-l tets are [level_begin[l] + 8^l s, + 8^l)), its nodes by increasing global id.
@@ -145,6 +145,11 @@ TetHierarchy build_hierarchy(const TetMesh& level0, int max_level);
 // held node or tet has the global id the whole build gives it (global_node, global_tet). Costs
 // the held roots' subtrees and their face and edge neighbours' (RootNumbering::ring).
 TetHierarchy build_hierarchy(const TetMesh& level0, int max_level, const std::vector<Index>& roots);
+
+// The roots (level-0 tets, increasing) that may hold any of `nodes`: a superset of those that do,
+// found from each node's level-0 ancestor, so that a rank's work follows its own nodes and not the
+// whole mesh (issue 34).
+std::vector<Index> roots_around(const TetHierarchy& h, const ParticleId* nodes, std::size_t count);
 
 // A similarity-class signature for tet t (spec §8 test 1): the 6 edge lengths divided by the
 // longest, sorted, rounded to 6 significant digits. Tets with equal signatures are similar up to

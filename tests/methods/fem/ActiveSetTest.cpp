@@ -391,6 +391,51 @@ TEST(ActiveSet, RandomRefinesAndCoarseningsKeepEveryInvariant) {
             << ", most hanging nodes " << most_hanging << ", most masters " << most_masters << "\n";
 }
 
+// Issue 34: a rank lists the active tets and coarsening candidates of the roots around its own
+// nodes; those are the whole lists' members under those roots, and every root holding one of
+// the nodes (as a corner of any tet) is among them.
+TEST(ActiveSet, ListsUnderRootsAreTheWholeListsThere) {
+  const TetHierarchy& h = box().h;
+  ActiveSet set(h);
+  std::mt19937 rng(34);
+  for (int op = 0; op < 60; ++op) {
+    const Index t = random_active_tet(set, rng);
+    if (h.level[t] < kMaxLevel) set.refine(t);
+  }
+  const auto under = [&](const std::vector<Index>& all, const std::vector<Index>& roots) {
+    std::vector<Index> kept;
+    for (Index t : all)
+      if (std::binary_search(roots.begin(), roots.end(), h.root(t))) kept.push_back(t);
+    return kept;
+  };
+  int fewer = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    // Some active nodes near a random point, as a rank's own nodes are.
+    const Real* centre = h.rest_position(static_cast<Index>(rng() % h.node_count()));
+    std::vector<ParticleId> nodes;
+    for (std::size_t n = 0; n < h.node_count(); ++n) {
+      const Real* x = h.rest_position(static_cast<Index>(n));
+      const Real d2 = (x[0] - centre[0]) * (x[0] - centre[0]) + (x[1] - centre[1]) * (x[1] - centre[1]) +
+                      (x[2] - centre[2]) * (x[2] - centre[2]);
+      if (set.status(static_cast<Index>(n)) != NodeStatus::Inactive && d2 < 0.09 && rng() % 2 == 0)
+        nodes.push_back(n);
+    }
+    const std::vector<Index> roots = roots_around(h, nodes.data(), nodes.size());
+    ASSERT_TRUE(std::is_sorted(roots.begin(), roots.end()));
+    for (Index t = 0; t < static_cast<Index>(h.tet_count()); ++t)
+      for (Index c : h.corners(t))
+        if (std::binary_search(nodes.begin(), nodes.end(), static_cast<ParticleId>(c))) {
+          EXPECT_TRUE(std::binary_search(roots.begin(), roots.end(), h.root(t))) << "tet " << t;
+        }
+    EXPECT_EQ(set.active_tets(roots), under(set.active_tets(), roots));
+    EXPECT_EQ(set.coarsening_candidates(roots), under(set.coarsening_candidates(), roots));
+    fewer += roots.size() < static_cast<std::size_t>(h.level_begin[1]);
+  }
+  EXPECT_GT(fewer, 10);  // not simply every root
+  std::cout << fewer << " of 20 node sets around fewer than every root\n";
+  EXPECT_TRUE(roots_around(h, nullptr, 0).empty());
+}
+
 TEST(ActiveSet, ApplyRefinesMarkedTetsAndCoarsensUntouchedParents) {
   const TetHierarchy& h = box().h;
   const Index r = 5;
