@@ -222,6 +222,7 @@ ActiveSet::StepChanges ActiveSet::apply(const std::vector<Index>& refine_marks,
   std::sort(marks.begin(), marks.end());
   marks.erase(std::unique(marks.begin(), marks.end()), marks.end());
   refine_log_ = &changes.refined;
+  before_ = &changes.before;
   for (const Index t : marks)
     if (active(t)) refine(t);  // an earlier mark's balance refinements may have refined t already
   refine_log_ = nullptr;
@@ -247,6 +248,7 @@ ActiveSet::StepChanges ActiveSet::apply(const std::vector<Index>& refine_marks,
     coarsen(p);
     changes.coarsened.push_back(p);
   }
+  before_ = nullptr;
   return changes;
 }
 
@@ -275,7 +277,16 @@ bool ActiveSet::balanced() const {
   return true;
 }
 
+void ActiveSet::set_root(Index root, const std::vector<Index>& active) {
+  for (const Index t : active_tets({root})) activate(t, -1);
+  for (const Index t : active) activate(t, +1);
+}
+
 void ActiveSet::activate(Index t, int sign) {
+  if (before_ != nullptr) {
+    const Index root = h_->root(t);
+    if (before_->count(root) == 0) (*before_)[root] = active_tets({root});
+  }
   active_[t] = sign > 0 ? 1 : 0;
   active_count_ = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(active_count_) + sign);
   for (const Index n : h_->corners(t)) corner_uses_[n] += sign;

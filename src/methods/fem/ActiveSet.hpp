@@ -1,10 +1,11 @@
 #pragma once
 // Which tets of the hierarchy are simulated (spec 004 §6.3): refine and coarsen with 2:1 vertex
 // balance, node status (REGULAR / HANGING / INACTIVE) from per-edge use counts, and the masters of
-// hanging nodes. A pure function of the decisions it is given, so every rank keeps an identical
-// copy and applies the same per-step decisions (spec §9's refinement loop collapses to one
-// all-gather of the decisions; see FemMethod).
+// hanging nodes. A pure function of the decisions it is given: a rank keeps the roots near its
+// nodes up to date by applying its neighbours' decisions and taking their roots' states
+// (HierarchicalFem), the rest of its copy may be out of date.
 #include <cstdint>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -55,11 +56,17 @@ class ActiveSet {
   // included, in the order they happened; `coarsened` lists the parents coarsened, increasing.
   struct StepChanges {
     std::vector<Index> refined, coarsened;
+    std::map<Index, std::vector<Index>> before;  // each root whose tets changed: its active tets before
   };
   StepChanges apply(const std::vector<Index>& refine, const std::vector<Index>& coarsen);
   // Parents whose 8 children are all active (the coarsening candidates of spec §6.2 1c).
   std::vector<Index> coarsening_candidates() const;
   std::vector<Index> coarsening_candidates(const std::vector<Index>& roots) const;  // under roots
+
+  // The active tets under root r become `active` (tets under r that partition it): a rank that
+  // keeps only the roots near its nodes up to date takes a root's state from the rank that owns
+  // it (issue 34).
+  void set_root(Index root, const std::vector<Index>& active);
 
   // Invariants for tests: every two active tets that share a vertex differ by at most one level.
   bool balanced() const;
@@ -77,6 +84,7 @@ class ActiveSet {
   std::vector<std::int32_t> edge_uses_;    // per node ≥ level 1: active tets containing its parent edge
   std::size_t active_count_ = 0;
   std::vector<Index>* refine_log_ = nullptr;  // set by apply(): refine() records each tet it refines
+  std::map<Index, std::vector<Index>>* before_ = nullptr;  // set by apply(): activate() records roots
 };
 
 }  // namespace nendo::fem

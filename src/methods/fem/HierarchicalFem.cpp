@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -20,12 +21,39 @@ namespace {
 
 enum Stage { kView, kSelect, kForces, kIntegrate, kMigrate };
 
-// All ranks' entries, sorted and unique: every rank then applies the same marks.
-std::vector<Index> all_gathered(MPI_Comm comm, const std::vector<Index>& mine) {
-  std::vector<Index> all = mpi::all_gather(mine, comm);
-  std::sort(all.begin(), all.end());
-  all.erase(std::unique(all.begin(), all.end()), all.end());
-  return all;
+template <class T>
+void put_value(Bytes& out, T value) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&value);
+  out.insert(out.end(), bytes, bytes + sizeof(T));
+}
+template <class T>
+T take_value(const Bytes& in, std::size_t& at) {
+  T value;
+  std::memcpy(&value, in.data() + at, sizeof(T));
+  at += sizeof(T);
+  return value;
+}
+void put_list(Bytes& out, const std::vector<Index>& list) {
+  put_value(out, static_cast<Index>(list.size()));
+  for (Index t : list) put_value(out, t);
+}
+std::vector<Index> take_list(const Bytes& in, std::size_t& at) {
+  std::vector<Index> list(static_cast<std::size_t>(take_value<Index>(in, at)));
+  for (Index& t : list) t = take_value<Index>(in, at);
+  return list;
+}
+
+// The longest edge of the level-0 tets: the scale of the balance reach.
+Real longest_level0_edge(const fem::TetHierarchy& h) {
+  Real longest = 0;
+  for (Index t = 0; t < h.level_begin[1]; ++t)
+    for (const auto& e : fem::kEdges) {
+      const Real* a = h.rest_position(h.stored_corners[t][e[0]]);
+      const Real* b = h.rest_position(h.stored_corners[t][e[1]]);
+      longest = std::max(longest, std::sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) +
+                                            (a[2] - b[2]) * (a[2] - b[2])));
+    }
+  return longest;
 }
 
 // ‖E_a − E_b‖_F from Voigt vectors with engineering shear (§4.4 agree).
@@ -110,7 +138,21 @@ void HierarchicalFem::seed(MPI_Comm comm, const Scene& /*scene*/, ParticleSet& p
   }
 }
 
+// The exchanges of level changes (issue 34). A refinement forces refinements of coarser tets at
+// most max_level − 1 roots away (each forced tet is coarser and shares a vertex with the last), so
+// a rank that keeps its view's roots and 1 + 2 (max_level − 1) rings beyond up to date sees every
+// change that reaches its view's statuses and every state such a change reads.
+void HierarchicalFem::start_exchanges(Space& space) {
+  comm_ = space.comm();
+  if (!exchange_) exchange_ = std::make_unique<SparseExchange>(comm_);
+  const fem::TetHierarchy& h = model_->hierarchy;
+  accurate_.assign(static_cast<std::size_t>(h.level_begin[1]), 1);
+  hold_rings_ = 1 + 2 * std::max(h.max_level - 1, 0);
+  reach_distance_ = 2 * (hold_rings_ + 3) * longest_level0_edge(h) + space.geometry().dx;
+}
+
 void HierarchicalFem::initialize(Space& space) {
+  start_exchanges(space);
   gather_view(space);
   build_incidence(space);
   check_reach(space.comm(), "nodes of the tets at owned nodes");
@@ -118,9 +160,22 @@ void HierarchicalFem::initialize(Space& space) {
 
 StateRecord HierarchicalFem::save_state() const {
   StateRecord state;
-  const std::vector<Index> active = active_->active_tets();
+  const std::vector<Index> active = active_tets();
   state.integers["active_tets"].assign(active.begin(), active.end());
   return state;
+}
+
+std::vector<Index> HierarchicalFem::active_tets() const {
+  std::vector<Index> roots;
+  for (Index r = 0; r < model_->hierarchy.level_begin[1]; ++r)
+    if (owns_root(r)) roots.push_back(r);
+  std::vector<Index> all = mpi::all_gather(active_->active_tets(roots), comm_);
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
+std::size_t HierarchicalFem::held_roots() const {
+  return static_cast<std::size_t>(std::count(accurate_.begin(), accurate_.end(), 1));
 }
 
 void HierarchicalFem::restore(Space& space, const StateRecord& state) {
@@ -133,6 +188,7 @@ void HierarchicalFem::restore(Space& space, const StateRecord& state) {
   status_.resize(model_->hierarchy.node_count());
   for (std::size_t n = 0; n < status_.size(); ++n) status_[n] = active_->status(static_cast<Index>(n));
   topology_changed_ = true;
+  start_exchanges(space);
   gather_view(space);
   build_incidence(space);
   check_reach(space.comm(), "nodes of the tets at owned nodes");
@@ -174,6 +230,10 @@ void HierarchicalFem::gather_view(Space& space) {
   view_.gather("position", x_);
   view_.gather("velocity", v_);
   for (std::size_t i = 0; i < view_.size(); ++i) slot_[view_.id(i)] = static_cast<std::int32_t>(i);
+  if (adaptive_) {
+    update_neighbours(space);  // the marks of this step go to these
+    hold_roots(space, view_.ids(), true);
+  }
   hanging_.clear();
   hanging_masters_.clear();
   std::vector<fem::Master> masters;
@@ -302,15 +362,163 @@ bool HierarchicalFem::select_levels(Space& space) {
   std::vector<Index> refine, coarsen;
   mark(refine, coarsen);
   check_reach(space.comm(), "tets tested for refinement or coarsening");
-  refine = all_gathered(space.comm(), refine);
-  coarsen = all_gathered(space.comm(), coarsen);
-  if (refine.empty() && coarsen.empty()) return false;
+  int any = !refine.empty() || !coarsen.empty();
+  MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, space.comm());
+  if (!any) return false;
   level_energy_change_ -= kinetic_energy(space);  // before; the forces stage adds the after
-  const fem::ActiveSet::StepChanges changes = active_->apply(refine, coarsen);
-  refinements_ += static_cast<long>(changes.refined.size());
-  coarsenings_ += static_cast<long>(changes.coarsened.size());
-  apply_changes(space, changes);
+  exchange_marks(refine, coarsen);
+  fem::ActiveSet::StepChanges changes = active_->apply(refine, coarsen);
+  const fem::TetHierarchy& h = model_->hierarchy;
+  long counts[2] = {0, 0};  // each root's changes counted by its owner
+  for (Index t : changes.refined) counts[0] += owns_root(h.root(t));
+  for (Index p : changes.coarsened) counts[1] += owns_root(h.root(p));
+  MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_LONG, MPI_SUM, space.comm());
+  refinements_ += counts[0];
+  coarsenings_ += counts[1];
+  apply_changes(space, settle_roots(changes));
   return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The roots a rank keeps up to date, and the exchanges that keep them so (issue 34).
+
+bool HierarchicalFem::owns_root(Index root) const {
+  const std::int32_t s = slot_[model_->hierarchy.stored_corners[root][0]];
+  return s >= 0 && static_cast<std::size_t>(s) < view_.owned();
+}
+
+// The ranks owning a block within reach_distance_ of one of this rank's blocks (any particle of
+// theirs that a level change here can reach, or that holds a root this rank keeps, is there).
+void HierarchicalFem::update_neighbours(const Space& space) {
+  const std::vector<BlockKey>& keys = space.blocks().keys;
+  const std::vector<BlockKey>& splitters = space.partition().splitters();
+  if (keys == neighbours_for_ && splitters == neighbours_splitters_) return;
+  const BlockGeometry& g = space.geometry();
+  const auto reach = static_cast<int>(std::ceil(reach_distance_ / (g.dx * g.block)));
+  std::vector<int> ranks;
+  for (BlockKey key : keys) {
+    const BlockCoord at = decode_block_key(key);
+    for (int k = -reach; k <= reach; ++k)
+      for (int j = -reach; j <= reach; ++j)
+        for (int i = -reach; i <= reach; ++i) {
+          const BlockCoord c{at[0] + i, at[1] + j, g.dimension == 3 ? at[2] + k : at[2]};
+          if (g.dimension < 3 && k != 0) continue;
+          bool inside = true;
+          for (int a = 0; a < 3; ++a) inside = inside && c[a] >= kBlockCoordMin && c[a] <= kBlockCoordMax;
+          if (inside) ranks.push_back(space.partition().owner(encode_block_key(c)));
+        }
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  ranks.erase(std::remove(ranks.begin(), ranks.end(), space.rank()), ranks.end());
+  neighbours_ = ranks;
+  neighbours_for_ = keys;
+  neighbours_splitters_ = splitters;
+}
+
+// Statuses of the nodes of these tets (corners, and the midpoints of tets below the finest).
+void HierarchicalFem::refresh_status(const std::vector<Index>& tets) {
+  const fem::TetHierarchy& h = model_->hierarchy;
+  for (Index t : tets) {
+    for (Index n : h.corners(t)) status_[n] = active_->status(n);
+    if (h.level[t] < h.max_level)
+      for (Index n : h.midpoints[t]) status_[n] = active_->status(n);
+  }
+}
+
+void HierarchicalFem::hold_roots(Space& space, const std::vector<ParticleId>& nodes, bool drop) {
+  const fem::TetHierarchy& h = model_->hierarchy;
+  const std::vector<Index> held =
+      fem::rings_around(h, fem::roots_around(h, nodes.data(), nodes.size()), hold_rings_);
+  std::vector<Index> wanted;
+  for (Index r : held)
+    if (!accurate_[r]) wanted.push_back(r);
+  int any = !wanted.empty();
+  MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm_);
+  if (any) {
+    update_neighbours(space);
+    std::map<int, Bytes> requests;
+    if (!wanted.empty())
+      for (int q : neighbours_) put_list(requests[q], wanted);
+    std::map<int, Bytes> replies;  // from any rank whose copy is up to date: all such copies agree
+    for (const Message& m : exchange_->discover(requests)) {
+      std::size_t at = 0;
+      for (Index r : take_list(m.bytes, at))
+        if (accurate_[r]) {
+          put_value(replies[m.rank], r);
+          put_list(replies[m.rank], active_->active_tets({r}));
+        }
+    }
+    std::vector<Index> touched;
+    for (const Message& m : exchange_->discover(replies))
+      for (std::size_t at = 0; at < m.bytes.size();) {
+        const auto r = take_value<Index>(m.bytes, at);
+        const std::vector<Index> state = take_list(m.bytes, at);
+        if (accurate_[r]) continue;
+        const std::vector<Index> stale = active_->active_tets({r});
+        touched.insert(touched.end(), stale.begin(), stale.end());
+        active_->set_root(r, state);
+        touched.insert(touched.end(), state.begin(), state.end());
+        accurate_[r] = 1;
+      }
+    refresh_status(touched);
+    long missing = 0;
+    for (Index r : wanted) missing += !accurate_[r];
+    raise_collectively(comm_, missing == 0 ? std::string()
+                                           : "fem: " + std::to_string(missing) +
+                                                 " level-0 tets near this rank's nodes are held by no "
+                                                 "neighbouring rank; raise grid.dx or grid.block");
+  }
+  if (!drop) return;
+  std::vector<std::uint8_t> keep(accurate_.size(), 0);
+  for (Index r : held) keep[r] = 1;
+  for (std::size_t r = 0; r < accurate_.size(); ++r) accurate_[r] = accurate_[r] && keep[r];
+}
+
+// Each rank's marks to its neighbours; keeps the marks of the roots it holds.
+void HierarchicalFem::exchange_marks(std::vector<Index>& refine, std::vector<Index>& coarsen) {
+  std::map<int, Bytes> outgoing;
+  if (!refine.empty() || !coarsen.empty())
+    for (int q : neighbours_) {
+      put_list(outgoing[q], refine);
+      put_list(outgoing[q], coarsen);
+    }
+  for (const Message& m : exchange_->discover(outgoing)) {
+    std::size_t at = 0;
+    for (Index t : take_list(m.bytes, at)) refine.push_back(t);
+    for (Index t : take_list(m.bytes, at)) coarsen.push_back(t);
+  }
+  const fem::TetHierarchy& h = model_->hierarchy;
+  const auto far = [&](Index t) { return !accurate_[h.root(t)]; };
+  refine.erase(std::remove_if(refine.begin(), refine.end(), far), refine.end());
+  coarsen.erase(std::remove_if(coarsen.begin(), coarsen.end(), far), coarsen.end());
+}
+
+HierarchicalFem::RootStates HierarchicalFem::settle_roots(fem::ActiveSet::StepChanges& changes) {
+  Bytes owned_states;
+  RootStates changed;  // root → its state before the step
+  for (auto& [r, before] : changes.before)
+    if (owns_root(r)) {
+      put_value(owned_states, r);
+      put_list(owned_states, active_->active_tets({r}));
+      changed[r] = before;
+    }
+  std::map<int, Bytes> outgoing;
+  if (!owned_states.empty())
+    for (int q : neighbours_) outgoing[q] = owned_states;
+  for (const Message& m : exchange_->discover(outgoing))
+    for (std::size_t at = 0; at < m.bytes.size();) {
+      const auto r = take_value<Index>(m.bytes, at);
+      const std::vector<Index> state = take_list(m.bytes, at);
+      if (!accurate_[r] || owns_root(r)) continue;
+      const auto was = changes.before.find(r);
+      changed[r] = was != changes.before.end() ? was->second : active_->active_tets({r});
+      active_->set_root(r, state);
+    }
+  // A root this rank changed that its owner did not: back to where it was.
+  for (auto& [r, before] : changes.before)
+    if (accurate_[r] && changed.count(r) == 0) active_->set_root(r, before);
+  return changed;
 }
 
 // The recovered strain field (Zienkiewicz & Zhu 1987) of the error indicator: at a regular node
@@ -364,7 +572,7 @@ void HierarchicalFem::recover_strains(Space& space) {
 // midpoint (spec §6.3 refine 3) by the rank owning the edge's first node (or making it, for a node
 // made in this step), nodes no longer used are removed, the others change status. Then the
 // particles migrate to their blocks and the view is gathered again.
-void HierarchicalFem::apply_changes(Space& space, const fem::ActiveSet::StepChanges& changes) {
+void HierarchicalFem::apply_changes(Space& space, const RootStates& changed) {
   const fem::TetHierarchy& h = model_->hierarchy;
   std::vector<Index> touched;
   const auto touch_tet = [&](Index t) {
@@ -372,12 +580,10 @@ void HierarchicalFem::apply_changes(Space& space, const fem::ActiveSet::StepChan
     if (h.level[t] < h.max_level)
       for (Index n : h.midpoints[t]) touched.push_back(n);
   };
-  for (const auto* list : {&changes.refined, &changes.coarsened})
-    for (Index t : *list) {
-      touch_tet(t);
-      if (h.level[t] < h.max_level)
-        for (int k = 0; k < 8; ++k) touch_tet(h.child(t, k));
-    }
+  for (const auto& [root, before] : changed) {
+    for (Index t : before) touch_tet(t);
+    for (Index t : active_->active_tets({root})) touch_tet(t);
+  }
   std::sort(touched.begin(), touched.end());
   touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
 
@@ -663,6 +869,11 @@ TetMeshView HierarchicalFem::mesh_view(const Space& space) const {
       std::copy_n(static_cast<const unsigned char*>(halo.field(field.name()).raw()), bytes * halo.size(),
                   out + bytes * own.size());
   }
+  // The roots of particles that came here since the last view (a re-balance) may not be held yet.
+  if (adaptive_)
+    const_cast<HierarchicalFem*>(this)->hold_roots(
+        const_cast<Space&>(space),
+        std::vector<ParticleId>(mesh_vertices_.ids(), mesh_vertices_.ids() + mesh_vertices_.size()), false);
   std::vector<std::int32_t> local(model_->hierarchy.node_count(), -1);
   const ParticleId* ids = mesh_vertices_.ids();
   for (std::size_t i = 0; i < mesh_vertices_.size(); ++i) local[ids[i]] = static_cast<std::int32_t>(i);

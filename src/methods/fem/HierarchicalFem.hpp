@@ -2,12 +2,17 @@
 // Hierarchical tetrahedral FEM with level selection (Imai, Yue, Chen, Nishita; spec 004) on the
 // O'Brien & Hodgins element (StvkElement.hpp). The nodes of the active tets are the particles of
 // the spine (id = hierarchy node number), so migration, the halo, output and checkpoints carry
-// them; the model (hierarchy, constants) and the active set are the same on every rank. A step:
-//   view       owned nodes, then the halo copies; hanging nodes put on their masters (§6.2 2)
+// them; the model (hierarchy, constants) is the same on every rank. The active set is kept up to
+// date only for the level-0 tets ("roots") around the rank's view and the balance reach beyond
+// (issue 34): a root's state is its owner's, the rank that owns the particle of its corner 0.
+// A step:
+//   view       owned nodes, then the halo copies; roots newly around them taken from neighbours;
+//              hanging nodes put on their masters (§6.2 2)
 //   select     each rank tests the tets whose corner 0 it owns (refine: §4.4 cond(T, 1) fails or
 //              the strain-recovery error exceeds τ_err; coarsen: cond(P, κ_c), agree(c, P) and the
-//              error below τ_err / 4); the marks are all-gathered and every rank applies
-//              them to its copy of the active set (§6.3); new nodes are made at their parent
+//              error below τ_err / 4); the marks go to the neighbouring ranks, each applies its
+//              own and theirs to its copy of the active set (§6.3) and then takes the state of
+//              every root it does not own from its owner; new nodes are made at their parent
 //              edge's midpoint by the owner of the edge's first node, unused ones removed
 //   forces     each owned regular node sums, in (tet, corner) order, its active tets' forces and
 //              its share of its hanging neighbours' (§6.2 3, 4): tets at a rank boundary are
@@ -15,11 +20,13 @@
 //              rank count
 //   integrate  symplectic Euler with gravity and mass damping, colliders (§6.2 5)
 //   migrate
+#include <map>
 #include <memory>
 #include <vector>
 
 #include "colliders/Collider.hpp"
 #include "decomposition/OwnedHaloView.hpp"
+#include "decomposition/SparseExchange.hpp"
 #include "methods/Method.hpp"
 #include "methods/fem/ActiveSet.hpp"
 #include "methods/fem/FemModel.hpp"
@@ -55,7 +62,11 @@ class HierarchicalFem final : public Method {
   std::string progress_note() const override;
 
   const fem::FemModel& model() const { return *model_; }
+  // This rank's copy: up to date for the roots around its view (held_roots()), not elsewhere.
   const fem::ActiveSet& active_set() const { return *active_; }
+  // The run's active tets, increasing, each from its root's owner. Collective.
+  std::vector<fem::Index> active_tets() const;
+  std::size_t held_roots() const;                    // roots whose state here is the run's
   long refinements() const { return refinements_; }  // since the start of this run
   long coarsenings() const { return coarsenings_; }
 
@@ -68,7 +79,20 @@ class HierarchicalFem final : public Method {
   void recover_strains(Space& space);
   void mark(std::vector<fem::Index>& refine, std::vector<fem::Index>& coarsen);
   void check_reach(MPI_Comm comm, const char* what);
-  void apply_changes(Space& space, const fem::ActiveSet::StepChanges& changes);
+  using RootStates = std::map<fem::Index, std::vector<fem::Index>>;  // root → its active tets
+  void apply_changes(Space& space, const RootStates& changed);
+  // Issue 34: the roots around these nodes and hold_rings_ beyond kept up to date, those newly
+  // among them taken from the neighbours; the others dropped if `drop`. Collective.
+  void start_exchanges(Space& space);
+  void hold_roots(Space& space, const std::vector<ParticleId>& nodes, bool drop);
+  void update_neighbours(const Space& space);
+  bool owns_root(fem::Index root) const;  // the view owns the particle of its corner 0
+  void exchange_marks(std::vector<fem::Index>& refine, std::vector<fem::Index>& coarsen);
+  // After apply(): each changed root's owner sends its state to the neighbours; a root not owned
+  // here takes it, or goes back to its state before the step. Returns the roots that changed,
+  // with their states before the step.
+  RootStates settle_roots(fem::ActiveSet::StepChanges& changes);
+  void refresh_status(const std::vector<fem::Index>& tets);
   void build_incidence(Space& space);
   // Element forces at the view positions x (and velocities v, for viscosity) into force_.
   void compute_forces(const std::vector<Real>& x, const std::vector<Real>& v);
@@ -124,6 +148,17 @@ class HierarchicalFem final : public Method {
   std::vector<Real> recovered_;              // 6 per view entry: the recovered Green strain (Voigt)
   long beyond_ = 0;  // data this rank needed and did not have, since the last check_reach                 //
                      // of the tets whose corner 0 is owned here
+
+  // The level changes' exchanges (issue 34): the ranks within reach of this rank's blocks, and per
+  // root whether this rank's copy of its state is the run's.
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  std::unique_ptr<SparseExchange> exchange_;
+  std::vector<int> neighbours_;
+  std::vector<BlockKey> neighbours_for_;  // the blocks and splitters they were found for
+  std::vector<BlockKey> neighbours_splitters_;
+  std::vector<std::uint8_t> accurate_;
+  int hold_rings_ = 0;       // 1 + 2 (max_level − 1): statuses, and balance reached both ways
+  Real reach_distance_ = 0;  // (hold_rings_ + 3) longest level-0 edges, twice for stretching, + a cell
 
   mutable ParticleSet mesh_vertices_{3};
   mutable std::vector<std::int64_t> mesh_tets_;

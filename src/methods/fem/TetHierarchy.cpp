@@ -239,6 +239,26 @@ std::vector<Index> roots_around(const TetHierarchy& h, const ParticleId* nodes, 
   return roots;
 }
 
+std::vector<Index> rings_around(const TetHierarchy& h, const std::vector<Index>& roots, int rings) {
+  std::vector<std::uint8_t> seen(static_cast<std::size_t>(h.level_begin[1]), 0);
+  for (Index r : roots) seen[r] = 1;
+  std::vector<Index> all = roots, ring = roots, next;
+  const TetHierarchy::NodeStars& star = h.stars[0];
+  for (int k = 0; k < rings && !ring.empty(); ++k, ring.swap(next)) {
+    next.clear();
+    for (Index r : ring)
+      for (Index v : h.stored_corners[r])
+        for (Index i = star.offset[v]; i < star.offset[v + 1]; ++i)
+          if (!seen[star.tets[i]]) {
+            seen[star.tets[i]] = 1;
+            next.push_back(star.tets[i]);
+          }
+    all.insert(all.end(), next.begin(), next.end());
+  }
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
 bool TetHierarchy::is_ancestor(Index a, Index t) const {
   if (level[a] >= level[t]) return false;
   while (level[t] > level[a]) t = parent(t);

@@ -69,7 +69,7 @@ BeamRun run_beam(MPI_Comm comm, const std::string& preconditioner, int steps) {
   long owned = static_cast<long>(ps.size());
   MPI_Allreduce(&owned, &out.owned_max, 1, MPI_LONG, MPI_MAX, comm);
   MPI_Allreduce(&owned, &out.owned_total, 1, MPI_LONG, MPI_SUM, comm);
-  for (fem::Index t : fem.active_set().active_tets())
+  for (fem::Index t : fem.active_tets())
     out.levels = std::max(out.levels, static_cast<int>(fem.model().hierarchy.level[t]));
   return out;
 }
