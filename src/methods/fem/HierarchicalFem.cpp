@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -11,6 +12,7 @@
 #include "core/CollectiveError.hpp"
 #include "core/Mpi.hpp"
 #include "core/ReproducibleSum.hpp"
+#include "core/SplitMix.hpp"
 
 namespace nendo {
 
@@ -231,9 +233,14 @@ void HierarchicalFem::gather_view(Space& space) {
   view_.gather("velocity", v_);
   for (std::size_t i = 0; i < view_.size(); ++i) slot_[view_.id(i)] = static_cast<std::int32_t>(i);
   if (adaptive_) {
-    update_neighbours(space);  // the marks of this step go to these
-    hold_roots(space, view_.ids(), true);
+    update_neighbours(space);       // the marks of this step go to these
+    want_roots(view_.ids(), true);  // fetched by the next check_reach
   }
+  find_hanging();
+}
+
+// The hanging nodes of the view and their masters.
+void HierarchicalFem::find_hanging() {
   hanging_.clear();
   hanging_masters_.clear();
   std::vector<fem::Master> masters;
@@ -252,14 +259,29 @@ void HierarchicalFem::gather_view(Space& space) {
 
 // Every rank stops, naming what did not fit, if a rank found data it needs beyond its halo (a
 // deformation the halo's one cell cannot hold: grid.dx too small for the level-0 mesh).
-void HierarchicalFem::check_reach(MPI_Comm comm, const char* what) {
+// The same allreduce also tells every rank whether any rank wants roots it does not hold yet
+// (want_roots): if so they are fetched and the hanging nodes found again before the check; and
+// `any`, if given, becomes whether it is set on any rank.
+void HierarchicalFem::check_reach(MPI_Comm comm, const char* what, int* any) {
   const long beyond = beyond_;
   beyond_ = 0;
-  raise_collectively(comm, beyond == 0
-                               ? std::string()
-                               : "fem: " + std::to_string(beyond) + " " + what +
-                                     " reach beyond the particle halo; raise grid.dx (at least 2.5 times "
-                                     "the longest level-0 edge, more for large stretches)");
+  int values[3] = {beyond == 0 ? INT_MAX : mpi::rank(comm), wanted_.empty() ? 0 : -1, any && *any ? -1 : 0};
+  MPI_Allreduce(MPI_IN_PLACE, values, 3, MPI_INT, MPI_MIN, comm);
+  if (any) *any = values[2] < 0;
+  if (values[1] < 0) {  // the view's statuses were not all up to date: the check is made again
+    fetch_wanted();
+    drop_unheld();
+    find_hanging();
+    check_reach(comm, what);
+    return;
+  }
+  drop_unheld();
+  if (values[0] == INT_MAX) return;
+  std::string message = "fem: " + std::to_string(beyond) + " " + what +
+                        " reach beyond the particle halo; raise grid.dx (at least 2.5 times the longest "
+                        "level-0 edge, more for large stretches)";
+  mpi::broadcast(message, values[0], comm);
+  throw CollectiveError(message);
 }
 
 // Spec §6.2 step 2: x_n, v_n of every hanging node in the view from its masters (owned hanging
@@ -361,9 +383,8 @@ bool HierarchicalFem::select_levels(Space& space) {
   recover_strains(space);
   std::vector<Index> refine, coarsen;
   mark(refine, coarsen);
-  check_reach(space.comm(), "tets tested for refinement or coarsening");
   int any = !refine.empty() || !coarsen.empty();
-  MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, space.comm());
+  check_reach(space.comm(), "tets tested for refinement or coarsening", &any);
   if (!any) return false;
   level_energy_change_ -= kinetic_energy(space);  // before; the forces stage adds the after
   exchange_marks(refine, coarsen);
@@ -426,31 +447,51 @@ void HierarchicalFem::refresh_status(const std::vector<Index>& tets) {
   }
 }
 
-void HierarchicalFem::hold_roots(Space& space, const std::vector<ParticleId>& nodes, bool drop) {
+void HierarchicalFem::want_roots(const std::vector<ParticleId>& nodes, bool drop) {
+  wanted_.clear();
+  // The same nodes (in any order, as particles change blocks): the same roots.
+  std::uint64_t set = nodes.size();
+  for (ParticleId n : nodes) set += splitmix64(n);
+  if (drop && held_known_ && set == held_for_) return;
   const fem::TetHierarchy& h = model_->hierarchy;
   const std::vector<Index> held =
       fem::rings_around(h, fem::roots_around(h, nodes.data(), nodes.size()), hold_rings_);
-  std::vector<Index> wanted;
   for (Index r : held)
-    if (!accurate_[r]) wanted.push_back(r);
-  int any = !wanted.empty();
-  MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm_);
-  if (any) {
-    update_neighbours(space);
-    std::map<int, Bytes> requests;
-    if (!wanted.empty())
-      for (int q : neighbours_) put_list(requests[q], wanted);
-    std::map<int, Bytes> replies;  // from any rank whose copy is up to date: all such copies agree
-    for (const Message& m : exchange_->discover(requests)) {
-      std::size_t at = 0;
-      for (Index r : take_list(m.bytes, at))
-        if (accurate_[r]) {
-          put_value(replies[m.rank], r);
-          put_list(replies[m.rank], active_->active_tets({r}));
-        }
-    }
-    std::vector<Index> touched;
-    for (const Message& m : exchange_->discover(replies))
+    if (!accurate_[r]) wanted_.push_back(r);
+  if (!drop) return;
+  // Dropped only after this round's fetch: the rank that held a root before a migration or a
+  // re-balance may be the one that answers for it.
+  to_hold_ = held;
+  drop_pending_ = true;
+  held_for_ = set;
+  held_known_ = true;
+}
+
+void HierarchicalFem::drop_unheld() {
+  if (!drop_pending_) return;
+  drop_pending_ = false;
+  std::vector<std::uint8_t> keep(accurate_.size(), 0);
+  for (Index r : to_hold_) keep[r] = 1;
+  for (std::size_t r = 0; r < accurate_.size(); ++r) accurate_[r] = accurate_[r] && keep[r];
+  to_hold_.clear();
+}
+
+void HierarchicalFem::fetch_wanted() {
+  std::map<int, Bytes> requests;
+  if (!wanted_.empty())
+    for (int q : neighbours_) put_list(requests[q], wanted_);
+  std::map<int, Bytes> replies;
+  for (const Message& m : exchange_->discover(requests)) {
+    std::size_t at = 0;
+    for (Index r : take_list(m.bytes, at))
+      if (accurate_[r]) {
+        put_value(replies[m.rank], r);
+        put_list(replies[m.rank], active_->active_tets({r}));
+      }
+  }
+  std::vector<Index> touched;
+  const auto take_states = [&](const std::vector<Message>& messages) {
+    for (const Message& m : messages)
       for (std::size_t at = 0; at < m.bytes.size();) {
         const auto r = take_value<Index>(m.bytes, at);
         const std::vector<Index> state = take_list(m.bytes, at);
@@ -461,18 +502,38 @@ void HierarchicalFem::hold_roots(Space& space, const std::vector<ParticleId>& no
         touched.insert(touched.end(), state.begin(), state.end());
         accurate_[r] = 1;
       }
-    refresh_status(touched);
-    long missing = 0;
-    for (Index r : wanted) missing += !accurate_[r];
-    raise_collectively(comm_, missing == 0 ? std::string()
-                                           : "fem: " + std::to_string(missing) +
-                                                 " level-0 tets near this rank's nodes are held by no "
-                                                 "neighbouring rank; raise grid.dx or grid.block");
+  };
+  take_states(exchange_->discover(replies));
+  // A re-balance can move a region to a rank far from the one that held it: what no neighbour
+  // had is asked of every rank (rare: the list is gathered everywhere).
+  std::vector<Index> missing;
+  for (Index r : wanted_)
+    if (!accurate_[r]) missing.push_back(r);
+  int any = !missing.empty();
+  MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm_);
+  if (any) {
+    const std::vector<Index> counts =
+        mpi::all_gather(std::vector<Index>{static_cast<Index>(missing.size())}, comm_);
+    const std::vector<Index> all = mpi::all_gather(missing, comm_);
+    std::map<int, Bytes> answers;
+    std::size_t at = 0;
+    for (int q = 0; q < static_cast<int>(counts.size()); at += static_cast<std::size_t>(counts[q++]))
+      for (std::size_t i = at; i < at + static_cast<std::size_t>(counts[q]); ++i)
+        if (accurate_[all[i]] && q != mpi::rank(comm_)) {
+          put_value(answers[q], all[i]);
+          put_list(answers[q], active_->active_tets({all[i]}));
+        }
+    take_states(exchange_->discover(answers));
   }
-  if (!drop) return;
-  std::vector<std::uint8_t> keep(accurate_.size(), 0);
-  for (Index r : held) keep[r] = 1;
-  for (std::size_t r = 0; r < accurate_.size(); ++r) accurate_[r] = accurate_[r] && keep[r];
+  refresh_status(touched);
+  long unanswered = 0;
+  for (Index r : wanted_) unanswered += !accurate_[r];
+  wanted_.clear();
+  raise_collectively(comm_, unanswered == 0
+                                ? std::string()
+                                : "fem: " + std::to_string(unanswered) +
+                                      " level-0 tets near this rank's nodes are up to date on no rank "
+                                      "(an fem bug: please report it)");
 }
 
 // Each rank's marks to its neighbours; keeps the marks of the roots it holds.
@@ -870,10 +931,16 @@ TetMeshView HierarchicalFem::mesh_view(const Space& space) const {
                   out + bytes * own.size());
   }
   // The roots of particles that came here since the last view (a re-balance) may not be held yet.
-  if (adaptive_)
-    const_cast<HierarchicalFem*>(this)->hold_roots(
-        const_cast<Space&>(space),
+  if (adaptive_) {
+    auto& self = *const_cast<HierarchicalFem*>(this);
+    self.update_neighbours(space);
+    self.want_roots(
         std::vector<ParticleId>(mesh_vertices_.ids(), mesh_vertices_.ids() + mesh_vertices_.size()), false);
+    self.held_known_ = false;  // the next view drops what only this output needed
+    int any = !wanted_.empty();
+    MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, space.comm());
+    if (any) self.fetch_wanted();
+  }
   std::vector<std::int32_t> local(model_->hierarchy.node_count(), -1);
   const ParticleId* ids = mesh_vertices_.ids();
   for (std::size_t i = 0; i < mesh_vertices_.size(); ++i) local[ids[i]] = static_cast<std::int32_t>(i);

@@ -78,13 +78,17 @@ class HierarchicalFem final : public Method {
   bool select_levels(Space& space);
   void recover_strains(Space& space);
   void mark(std::vector<fem::Index>& refine, std::vector<fem::Index>& coarsen);
-  void check_reach(MPI_Comm comm, const char* what);
+  void check_reach(MPI_Comm comm, const char* what, int* any = nullptr);
   using RootStates = std::map<fem::Index, std::vector<fem::Index>>;  // root → its active tets
   void apply_changes(Space& space, const RootStates& changed);
-  // Issue 34: the roots around these nodes and hold_rings_ beyond kept up to date, those newly
-  // among them taken from the neighbours; the others dropped if `drop`. Collective.
+  // Issue 34: the roots around these nodes and hold_rings_ beyond are to be kept up to date;
+  // want_roots lists those that are not (wanted_), fetch_wanted takes them from the neighbours,
+  // and the others are dropped if `drop`.
   void start_exchanges(Space& space);
-  void hold_roots(Space& space, const std::vector<ParticleId>& nodes, bool drop);
+  void want_roots(const std::vector<ParticleId>& nodes, bool drop);  // local
+  void fetch_wanted();                                               // collective
+  void drop_unheld();  // after a fetch: the roots want_roots did not find
+  void find_hanging();
   void update_neighbours(const Space& space);
   bool owns_root(fem::Index root) const;  // the view owns the particle of its corner 0
   void exchange_marks(std::vector<fem::Index>& refine, std::vector<fem::Index>& coarsen);
@@ -157,6 +161,11 @@ class HierarchicalFem final : public Method {
   std::vector<BlockKey> neighbours_for_;  // the blocks and splitters they were found for
   std::vector<BlockKey> neighbours_splitters_;
   std::vector<std::uint8_t> accurate_;
+  std::vector<fem::Index> wanted_;  // roots to take from the neighbours at the next check_reach
+  std::uint64_t held_for_ = 0;      // a hash of the set of view ids the held roots were found for
+  bool held_known_ = false;
+  std::vector<fem::Index> to_hold_;  // found by want_roots, the others dropped by drop_unheld
+  bool drop_pending_ = false;
   int hold_rings_ = 0;       // 1 + 2 (max_level − 1): statuses, and balance reached both ways
   Real reach_distance_ = 0;  // (hold_rings_ + 3) longest level-0 edges, twice for stretching, + a cell
 

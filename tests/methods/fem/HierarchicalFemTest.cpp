@@ -94,6 +94,7 @@ TEST(HierarchicalFem, AdaptiveRunIsBitwiseTheSameOnAnyRankCount) {
   EXPECT_GT(everyone.fem().refinements(), 0);
   EXPECT_GT(everyone.fem().coarsenings(), 0);
   EXPECT_EQ(everyone.fem().active_tets(), alone.fem().active_tets());
+  EXPECT_EQ(alone.fem().held_roots(), static_cast<std::size_t>(alone.fem().model().hierarchy.level_begin[1]));
   // The progress line reports the level changes and what they did to the kinetic energy (§10 C9).
   EXPECT_EQ(
       everyone.fem().progress_note().rfind("levels +" + std::to_string(everyone.fem().refinements()) + " -" +
@@ -154,6 +155,8 @@ TEST(HierarchicalFem, RefinedTetsSlidingAcrossRanksAreBitwiseTheSame) {
   }
   EXPECT_GT(everyone.fem().refinements(), 0);
   EXPECT_EQ(everyone.fem().active_tets(), alone.fem().active_tets());
+  // One rank sees the whole body: it keeps every root up to date.
+  EXPECT_EQ(alone.fem().held_roots(), static_cast<std::size_t>(alone.fem().model().hierarchy.level_begin[1]));
   int ranks = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   unsigned long fewest = fewest_held;
