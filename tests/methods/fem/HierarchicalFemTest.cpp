@@ -166,6 +166,32 @@ TEST(HierarchicalFem, RefinedTetsSlidingAcrossRanksAreBitwiseTheSame) {
   }
 }
 
+// A re-balance can give a region to a rank far from every rank that held it: all the beam moves to
+// the last rank, then to the first, and each takes the roots' states from wherever they are.
+TEST(HierarchicalFem, RegionsMovedFarAwayAreBitwiseTheSame) {
+  FemRun everyone(MPI_COMM_WORLD, beam_scene(2), {"fem.error_tolerance=0.2"});
+  FemRun alone(MPI_COMM_SELF, beam_scene(2), {"fem.error_tolerance=0.2"});
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const auto everything_on = [&](int owner) {  // key ranges: [0, end) on `owner`, nothing elsewhere
+    std::vector<BlockKey> splitters(static_cast<std::size_t>(ranks) + 1, 0);
+    for (int r = owner + 1; r <= ranks; ++r) splitters[r] = kBlockKeyEnd;
+    return Partition(splitters);
+  };
+  for (int step = 0; step < 90; ++step) {
+    if (step == 30) everyone.space->distribute(everything_on(ranks - 1));
+    if (step == 60) everyone.space->distribute(everything_on(0));
+    everyone.step(), alone.step();
+    if (step % 30 == 29) {
+      SCOPED_TRACE("step " + std::to_string(step));
+      expect_same(everyone.gather(), alone.gather());
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+  EXPECT_GT(everyone.fem().refinements(), 0);
+  EXPECT_EQ(everyone.fem().active_tets(), alone.fem().active_tets());
+}
+
 // A Gmsh cylinder dropped on a plane collider with friction: level changes where it lands, no node
 // below the floor, the mass of the mesh, and bitwise the same on any rank count.
 TEST(HierarchicalFem, GmshCylinderOnTheFloor) {
