@@ -23,25 +23,13 @@ namespace {
 
 enum Stage { kView, kSelect, kForces, kIntegrate, kMigrate };
 
-template <class T>
-void put_value(Bytes& out, T value) {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(&value);
-  out.insert(out.end(), bytes, bytes + sizeof(T));
-}
-template <class T>
-T take_value(const Bytes& in, std::size_t& at) {
-  T value;
-  std::memcpy(&value, in.data() + at, sizeof(T));
-  at += sizeof(T);
-  return value;
-}
 void put_list(Bytes& out, const std::vector<Index>& list) {
-  put_value(out, static_cast<Index>(list.size()));
-  for (Index t : list) put_value(out, t);
+  put(out, static_cast<Index>(list.size()));
+  for (Index t : list) put(out, t);
 }
-std::vector<Index> take_list(const Bytes& in, std::size_t& at) {
-  std::vector<Index> list(static_cast<std::size_t>(take_value<Index>(in, at)));
-  for (Index& t : list) t = take_value<Index>(in, at);
+std::vector<Index> take_list(ByteReader& in) {
+  std::vector<Index> list(static_cast<std::size_t>(in.get<Index>()));
+  for (Index& t : list) t = in.get<Index>();
   return list;
 }
 
@@ -482,19 +470,19 @@ void HierarchicalFem::fetch_wanted() {
     for (int q : neighbours_) put_list(requests[q], wanted_);
   std::map<int, Bytes> replies;
   for (const Message& m : exchange_->discover(requests)) {
-    std::size_t at = 0;
-    for (Index r : take_list(m.bytes, at))
+    ByteReader in(m.bytes);
+    for (Index r : take_list(in))
       if (accurate_[r]) {
-        put_value(replies[m.rank], r);
+        put(replies[m.rank], r);
         put_list(replies[m.rank], active_->active_tets({r}));
       }
   }
   std::vector<Index> touched;
   const auto take_states = [&](const std::vector<Message>& messages) {
     for (const Message& m : messages)
-      for (std::size_t at = 0; at < m.bytes.size();) {
-        const auto r = take_value<Index>(m.bytes, at);
-        const std::vector<Index> state = take_list(m.bytes, at);
+      for (ByteReader in(m.bytes); !in.done();) {
+        const auto r = in.get<Index>();
+        const std::vector<Index> state = take_list(in);
         if (accurate_[r]) continue;
         const std::vector<Index> stale = active_->active_tets({r});
         touched.insert(touched.end(), stale.begin(), stale.end());
@@ -520,7 +508,7 @@ void HierarchicalFem::fetch_wanted() {
     for (int q = 0; q < static_cast<int>(counts.size()); at += static_cast<std::size_t>(counts[q++]))
       for (std::size_t i = at; i < at + static_cast<std::size_t>(counts[q]); ++i)
         if (accurate_[all[i]] && q != mpi::rank(comm_)) {
-          put_value(answers[q], all[i]);
+          put(answers[q], all[i]);
           put_list(answers[q], active_->active_tets({all[i]}));
         }
     take_states(exchange_->discover(answers));
@@ -545,9 +533,9 @@ void HierarchicalFem::exchange_marks(std::vector<Index>& refine, std::vector<Ind
       put_list(outgoing[q], coarsen);
     }
   for (const Message& m : exchange_->discover(outgoing)) {
-    std::size_t at = 0;
-    for (Index t : take_list(m.bytes, at)) refine.push_back(t);
-    for (Index t : take_list(m.bytes, at)) coarsen.push_back(t);
+    ByteReader in(m.bytes);
+    for (Index t : take_list(in)) refine.push_back(t);
+    for (Index t : take_list(in)) coarsen.push_back(t);
   }
   const fem::TetHierarchy& h = model_->hierarchy;
   const auto far = [&](Index t) { return !accurate_[h.root(t)]; };
@@ -560,7 +548,7 @@ HierarchicalFem::RootStates HierarchicalFem::settle_roots(fem::ActiveSet::StepCh
   RootStates changed;  // root → its state before the step
   for (auto& [r, before] : changes.before)
     if (owns_root(r)) {
-      put_value(owned_states, r);
+      put(owned_states, r);
       put_list(owned_states, active_->active_tets({r}));
       changed[r] = before;
     }
@@ -568,9 +556,9 @@ HierarchicalFem::RootStates HierarchicalFem::settle_roots(fem::ActiveSet::StepCh
   if (!owned_states.empty())
     for (int q : neighbours_) outgoing[q] = owned_states;
   for (const Message& m : exchange_->discover(outgoing))
-    for (std::size_t at = 0; at < m.bytes.size();) {
-      const auto r = take_value<Index>(m.bytes, at);
-      const std::vector<Index> state = take_list(m.bytes, at);
+    for (ByteReader in(m.bytes); !in.done();) {
+      const auto r = in.get<Index>();
+      const std::vector<Index> state = take_list(in);
       if (!accurate_[r] || owns_root(r)) continue;
       const auto was = changes.before.find(r);
       changed[r] = was != changes.before.end() ? was->second : active_->active_tets({r});

@@ -531,19 +531,6 @@ KeyWords words(const SimilarityKey& key) {
   return w;
 }
 
-template <class T>
-void put(Bytes& out, const T& value) {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(&value);
-  out.insert(out.end(), bytes, bytes + sizeof(T));
-}
-template <class T>
-T take(const Bytes& in, std::size_t& at) {
-  T value;
-  std::memcpy(&value, in.data() + at, sizeof(T));
-  at += sizeof(T);
-  return value;
-}
-
 // This rank's classes: each distinct key of its tets below the finest level, with its smallest
 // tet (global number) and where that tet is here.
 struct LocalClass {
@@ -572,9 +559,9 @@ std::vector<std::pair<KeyWords, std::vector<int>>> assign_classes(
   };
   std::map<KeyWords, std::vector<Report>> reports;
   for (const Message& m : exchange.discover(to_meeting))
-    for (std::size_t at = 0; at < m.bytes.size();) {
-      const auto key = take<KeyWords>(m.bytes, at);
-      reports[key].push_back({take<Index>(m.bytes, at), m.rank});
+    for (ByteReader in(m.bytes); !in.done();) {
+      const auto key = in.get<KeyWords>();
+      reports[key].push_back({in.get<Index>(), m.rank});
     }
   std::map<int, Bytes> to_computing;
   std::size_t turn = static_cast<std::size_t>(exchange.rank());
@@ -594,11 +581,11 @@ std::vector<std::pair<KeyWords, std::vector<int>>> assign_classes(
   }
   std::vector<std::pair<KeyWords, std::vector<int>>> tasks;
   for (const Message& m : exchange.discover(to_computing))
-    for (std::size_t at = 0; at < m.bytes.size();) {
+    for (ByteReader in(m.bytes); !in.done();) {
       auto& [key, needing] = tasks.emplace_back();
-      key = take<KeyWords>(m.bytes, at);
-      needing.resize(static_cast<std::size_t>(take<std::int32_t>(m.bytes, at)));
-      for (int& r : needing) r = take<int>(m.bytes, at);
+      key = in.get<KeyWords>();
+      needing.resize(static_cast<std::size_t>(in.get<std::int32_t>()));
+      for (int& r : needing) r = in.get<int>();
     }
   return tasks;
 }
@@ -680,10 +667,10 @@ TetConstantsTable homogenise(MPI_Comm comm, const TetHierarchy& h, const FineMat
   raise_collectively(comm, failure);
   std::vector<TetConstants> computed(mine.size());  // by class index
   for (const Message& m : exchange.discover(results))
-    for (std::size_t at = 0; at < m.bytes.size();) {
-      const auto key = take<KeyWords>(m.bytes, at);
+    for (ByteReader in(m.bytes); !in.done();) {
+      const auto key = in.get<KeyWords>();
       std::array<Real, kResultSize> packed;
-      for (Real& v : packed) v = take<Real>(m.bytes, at);
+      for (Real& v : packed) v = in.get<Real>();
       computed[mine.at(key).index] = unpack(packed.data());
     }
 

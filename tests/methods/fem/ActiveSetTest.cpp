@@ -285,6 +285,14 @@ bool all_children_active(const ActiveSet& set, Index p) {
   return true;
 }
 
+// `ops` random active tets, each refined unless it is of the finest level.
+void refine_randomly(ActiveSet& set, std::mt19937& rng, int ops) {
+  for (int op = 0; op < ops; ++op) {
+    const Index t = random_active_tet(set, rng);
+    if (set.hierarchy().level[t] < kMaxLevel) set.refine(t);
+  }
+}
+
 TEST(ActiveSet, StartsWithEveryTetOfMinLevel) {
   const TetHierarchy& h = box().h;
   std::mt19937 rng(1);
@@ -398,10 +406,7 @@ TEST(ActiveSet, ListsUnderRootsAreTheWholeListsThere) {
   const TetHierarchy& h = box().h;
   ActiveSet set(h);
   std::mt19937 rng(34);
-  for (int op = 0; op < 60; ++op) {
-    const Index t = random_active_tet(set, rng);
-    if (h.level[t] < kMaxLevel) set.refine(t);
-  }
+  refine_randomly(set, rng, 60);
   const auto under = [&](const std::vector<Index>& all, const std::vector<Index>& roots) {
     std::vector<Index> kept;
     for (Index t : all)
@@ -549,10 +554,7 @@ TEST(ActiveSet, CheckpointRoundTripsAndRejectsInvalidSets) {
   const TetHierarchy& h = box().h;
   ActiveSet set(h);
   std::mt19937 rng(11);
-  for (int op = 0; op < 40; ++op) {
-    const Index t = random_active_tet(set, rng);
-    if (h.level[t] < kMaxLevel) set.refine(t);
-  }
+  refine_randomly(set, rng, 40);
   const std::vector<Index> tets = set.active_tets();
   ASSERT_TRUE(std::is_sorted(tets.begin(), tets.end()));
   const ActiveSet restored(h, tets);
