@@ -137,6 +137,7 @@ void HierarchicalFem::start_exchanges(Space& space) {
   if (!exchange_) exchange_ = std::make_unique<SparseExchange>(comm_);
   const fem::TetHierarchy& h = model_->hierarchy;
   accurate_.assign(static_cast<std::size_t>(h.level_begin[1]), 1);
+  held_known_ = false;  // every root is up to date now: the next view drops those far from it
   hold_rings_ = 1 + 2 * std::max(h.max_level - 1, 0);
   reach_distance_ = 2 * (hold_rings_ + 3) * longest_level0_edge(h) + space.geometry().dx;
 }

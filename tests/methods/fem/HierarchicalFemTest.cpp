@@ -166,6 +166,25 @@ TEST(HierarchicalFem, RefinedTetsSlidingAcrossRanksAreBitwiseTheSame) {
   }
 }
 
+// A method restored after it has run keeps up to date only the roots around its view again: the
+// restored active set is the run's everywhere, but roots far from its nodes stop being updated.
+TEST(HierarchicalFem, RestoredRunHoldsOnlyTheRootsAroundItsView) {
+  FemRun run(MPI_COMM_WORLD, beam_scene(2), {"fem.error_tolerance=0.2"});
+  run.advance(10);
+  const std::size_t held = run.fem().held_roots();
+  auto& fem = const_cast<HierarchicalFem&>(run.fem());
+  fem.restore(*run.space, fem.save_state());
+  EXPECT_EQ(run.fem().held_roots(), held);
+  run.advance(1);
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  unsigned long fewest = run.fem().held_roots();
+  MPI_Allreduce(MPI_IN_PLACE, &fewest, 1, MPI_UNSIGNED_LONG, MPI_MIN, MPI_COMM_WORLD);
+  if (ranks > 1) {
+    EXPECT_LT(fewest, static_cast<unsigned long>(run.fem().model().hierarchy.level_begin[1]));
+  }
+}
+
 // A re-balance can give a region to a rank far from every rank that held it: all the beam moves to
 // the last rank, then to the first, and each takes the roots' states from wherever they are.
 TEST(HierarchicalFem, RegionsMovedFarAwayAreBitwiseTheSame) {
