@@ -568,12 +568,11 @@ std::vector<std::pair<KeyWords, std::vector<int>>> assign_classes(
   for (const auto& [key, list] : reports) {
     Index representative = std::numeric_limits<Index>::max();
     for (const Report& r : list) representative = std::min(representative, r.first);
-    std::vector<int> holders, needing;
+    std::vector<int> holders, needing;  // in rank order: discover() returns messages so
     for (const Report& r : list) {
       needing.push_back(r.rank);
       if (r.first == representative) holders.push_back(r.rank);
     }
-    std::sort(holders.begin(), holders.end());  // reports come in rank order; sorted for clarity
     Bytes& out = to_computing[holders[turn++ % holders.size()]];
     put(out, key);
     put(out, static_cast<std::int32_t>(needing.size()));

@@ -87,6 +87,13 @@ class RootRefiner {
     for (int l = 0; l < numbering_.max_level(); ++l) refine_level(l);
   }
 
+  // The parent edge of node m as global ids, smaller first ({−1, −1} at level 0).
+  std::array<Index, 2> edge_ids(const Node& m) const {
+    if (m.level == 0) return {-1, -1};
+    const Index a = nodes[m.edge[0]].id, b = nodes[m.edge[1]].id;
+    return {std::min(a, b), std::max(a, b)};
+  }
+
  private:
   void refine_level(int l) {
     seen_.clear();
@@ -210,6 +217,16 @@ void store_tets(TetHierarchy& h, const RootRefiner& refined, Index slot, NodeInd
   }
 }
 
+// The roots around level-0 vertex v not seen yet, appended to `out` and marked seen.
+void add_roots_at(const TetHierarchy& h, Index v, std::vector<std::uint8_t>& seen, std::vector<Index>& out) {
+  const TetHierarchy::NodeStars& star = h.stars[0];
+  for (Index i = star.offset[v]; i < star.offset[v + 1]; ++i)
+    if (!seen[star.tets[i]]) {
+      seen[star.tets[i]] = 1;
+      out.push_back(star.tets[i]);
+    }
+}
+
 // Level 0's stars even without finer levels: roots_around reads them.
 void finish(TetHierarchy& h) {
   for (int l = 0; l < std::max(h.max_level, 1); ++l) h.stars.push_back(node_stars(h, l));
@@ -222,18 +239,13 @@ std::vector<Index> roots_around(const TetHierarchy& h, const ParticleId* nodes, 
   // reached through first parents.
   std::vector<std::uint8_t> vertex_seen(static_cast<std::size_t>(h.node_level_end[0]), 0);
   std::vector<std::uint8_t> root_seen(static_cast<std::size_t>(h.level_begin[1]), 0);
-  const TetHierarchy::NodeStars& star = h.stars[0];
   std::vector<Index> roots;
   for (std::size_t i = 0; i < count; ++i) {
     auto n = static_cast<Index>(nodes[i]);
     while (h.node_level[n] > 0) n = h.node_edge[n][0];
     if (vertex_seen[n]) continue;
     vertex_seen[n] = 1;
-    for (Index i = star.offset[n]; i < star.offset[n + 1]; ++i)
-      if (!root_seen[star.tets[i]]) {
-        root_seen[star.tets[i]] = 1;
-        roots.push_back(star.tets[i]);
-      }
+    add_roots_at(h, n, root_seen, roots);
   }
   std::sort(roots.begin(), roots.end());
   return roots;
@@ -243,16 +255,10 @@ std::vector<Index> rings_around(const TetHierarchy& h, const std::vector<Index>&
   std::vector<std::uint8_t> seen(static_cast<std::size_t>(h.level_begin[1]), 0);
   for (Index r : roots) seen[r] = 1;
   std::vector<Index> all = roots, ring = roots, next;
-  const TetHierarchy::NodeStars& star = h.stars[0];
   for (int k = 0; k < rings && !ring.empty(); ++k, ring.swap(next)) {
     next.clear();
     for (Index r : ring)
-      for (Index v : h.stored_corners[r])
-        for (Index i = star.offset[v]; i < star.offset[v + 1]; ++i)
-          if (!seen[star.tets[i]]) {
-            seen[star.tets[i]] = 1;
-            next.push_back(star.tets[i]);
-          }
+      for (Index v : h.stored_corners[r]) add_roots_at(h, v, seen, next);
     all.insert(all.end(), next.begin(), next.end());
   }
   std::sort(all.begin(), all.end());
@@ -284,11 +290,7 @@ TetHierarchy build_hierarchy(const TetMesh& level0, int max_level) {
     for (const RootRefiner::Node& n : refiner.nodes) {
       std::copy_n(n.x.begin(), 3, &h.rest[3 * static_cast<std::size_t>(n.id)]);
       h.node_level[n.id] = n.level;
-      h.node_edge[n.id] = {-1, -1};
-      if (n.level > 0) {
-        const Index a = refiner.nodes[n.edge[0]].id, b = refiner.nodes[n.edge[1]].id;
-        h.node_edge[n.id] = {std::min(a, b), std::max(a, b)};
-      }
+      h.node_edge[n.id] = refiner.edge_ids(n);
     }
     store_tets(h, refiner, r, [&](std::int32_t n) { return refiner.nodes[n].id; });
   }
@@ -330,12 +332,7 @@ TetHierarchy build_hierarchy(const TetMesh& level0, int max_level, const std::ve
       if (n.id < 0)
         throw std::logic_error("build_hierarchy: root " + std::to_string(r) +
                                " has a node its ring did not number");
-      HeldNode kept{n.id, n.level, {-1, -1}, n.x};
-      if (n.level > 0) {
-        const Index a = refiner.nodes[n.edge[0]].id, b = refiner.nodes[n.edge[1]].id;
-        kept.edge = {std::min(a, b), std::max(a, b)};
-      }
-      held.push_back(kept);
+      held.push_back({n.id, n.level, refiner.edge_ids(n), n.x});
     }
     store_tets(h, refiner, static_cast<Index>(slot - roots.begin()),
                [&](std::int32_t n) { return refiner.nodes[n].id; });  // global ids, renamed below

@@ -68,6 +68,13 @@ void expect_same(const std::vector<Node>& a, const std::vector<Node>& b) {
   }
 }
 
+// expect_same of the two runs' nodes, traced with the step; false after a fatal failure.
+bool same_nodes_at(int step, const FemRun& a, const FemRun& b) {
+  SCOPED_TRACE("step " + std::to_string(step));
+  expect_same(a.gather(), b.gather());
+  return !::testing::Test::HasFatalFailure();
+}
+
 Real total_mass(const std::vector<Node>& nodes) {
   Real m = 0;
   for (const Node& n : nodes) m += n.mass;
@@ -118,11 +125,7 @@ TEST(HierarchicalFem, SaggingAcrossBlocksIsBitwiseTheSame) {
     everyone.step(), alone.step();
     everyone.space->maybe_rebalance(step + 1, {100, 1.1});  // as the driver does (balance defaults)
     alone.space->maybe_rebalance(step + 1, {100, 1.1});
-    if (step % 10 == 9) {
-      SCOPED_TRACE("step " + std::to_string(step));
-      expect_same(everyone.gather(), alone.gather());
-      if (::testing::Test::HasFatalFailure()) return;
-    }
+    if (step % 10 == 9 && !same_nodes_at(step, everyone, alone)) return;
   }
 }
 
@@ -147,11 +150,7 @@ TEST(HierarchicalFem, RefinedTetsSlidingAcrossRanksAreBitwiseTheSame) {
     everyone.space->maybe_rebalance(step + 1, {100, 1.1});
     alone.space->maybe_rebalance(step + 1, {100, 1.1});
     fewest_held = std::min(fewest_held, everyone.fem().held_roots());
-    if (step % 50 == 49) {
-      SCOPED_TRACE("step " + std::to_string(step));
-      expect_same(everyone.gather(), alone.gather());
-      if (::testing::Test::HasFatalFailure()) return;
-    }
+    if (step % 50 == 49 && !same_nodes_at(step, everyone, alone)) return;
   }
   EXPECT_GT(everyone.fem().refinements(), 0);
   EXPECT_EQ(everyone.fem().active_tets(), alone.fem().active_tets());
@@ -201,11 +200,7 @@ TEST(HierarchicalFem, RegionsMovedFarAwayAreBitwiseTheSame) {
     if (step == 30) everyone.space->distribute(everything_on(ranks - 1));
     if (step == 60) everyone.space->distribute(everything_on(0));
     everyone.step(), alone.step();
-    if (step % 30 == 29) {
-      SCOPED_TRACE("step " + std::to_string(step));
-      expect_same(everyone.gather(), alone.gather());
-      if (::testing::Test::HasFatalFailure()) return;
-    }
+    if (step % 30 == 29 && !same_nodes_at(step, everyone, alone)) return;
   }
   EXPECT_GT(everyone.fem().refinements(), 0);
   EXPECT_EQ(everyone.fem().active_tets(), alone.fem().active_tets());
