@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <limits>
 
+#include "core/Error.hpp"
+
 namespace nendo {
 
 std::uint64_t free_bytes(const std::string& directory) {
@@ -33,6 +35,17 @@ std::string reserve_file_space(const std::string& path, std::uint64_t bytes, con
   if (error == ENOSPC || error == EDQUOT)
     return not_enough_space(name, bytes, free_bytes(std::filesystem::path(path).parent_path().string()));
   return "reserving " + std::to_string(bytes) + " bytes for " + name + " failed: " + std::strerror(error);
+}
+
+std::string create_with_space(const std::string& path, std::uint64_t bytes, const std::string& name,
+                              const std::function<void()>& create) {
+  try {
+    create();
+  } catch (const Error& e) {
+    const std::uint64_t free = free_bytes(std::filesystem::path(path).parent_path().string());
+    return free < bytes ? not_enough_space(name, bytes, free) : e.what();
+  }
+  return reserve_file_space(path, bytes, name);
 }
 
 }  // namespace nendo

@@ -338,15 +338,6 @@ void check_space(MPI_Comm comm, const std::string& path, std::uint64_t needed) {
   raise_collectively(comm, error);
 }
 
-// Rank 0: creates the temporary file and takes `bytes` of disk space for it, so that the
-// collective writes into it cannot meet a full disk (which can hang them) even when something
-// else fills the file system after check_space.
-void create_with_space(const std::string& temporary, const std::string& path, std::uint64_t bytes) {
-  Hdf5File::create_serial(temporary).close();
-  const std::string error = reserve_file_space(temporary, bytes, path);
-  if (!error.empty()) throw Error(error);
-}
-
 // Open MPI's OMPIO can lose a failed write (ENOSPC) on some ranks without reporting it, leaving
 // holes in the file (seen on tmpfs with 3 and 4 ranks). Within the reserved space no write can
 // fail so; a file larger than its reservation (file_bytes_bound fell short) could have met the full
@@ -463,7 +454,12 @@ ParticleFileInfo ParticleWriter::write_file(MPI_Comm comm, const std::string& pa
   try {
     std::optional<Hdf5File> file;
     agreed([&] {
-      if (root) create_with_space(temporary, path, reserved);
+      // Rank 0 takes the file's whole space before the collective writes: they cannot meet a full
+      // disk (which can hang them) even when something else fills the file system after check_space.
+      if (!root) return;
+      const std::string failure =
+          create_with_space(temporary, reserved, path, [&] { Hdf5File::create_serial(temporary).close(); });
+      if (!failure.empty()) throw Error(failure);
     });
     agreed([&] {
       file.emplace(Hdf5File::open_write(temporary, comm));

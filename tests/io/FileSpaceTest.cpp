@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "io/FileSpace.hpp"
+#include "io/Hdf5File.hpp"
 #include "support/FreshDirectory.hpp"
 
 namespace nendo {
@@ -85,6 +86,28 @@ TEST_F(FileSpace, AReservationTheDiskCannotHoldIsRefusedAndTakesNothing) {
       "left on device)");
   EXPECT_EQ(free_bytes(directory_), free);
   EXPECT_EQ(fs::file_size(path), 0u);
+}
+
+// The race the checkpoint fault test (tests/app/checkpoint_faults_test.py) meets now and then: the
+// disk fills after the space check, before HDF5 has written the new file's superblock.
+TEST_F(FileSpace, ACreationOnADiskThatFilledIsReportedAsNotEnoughSpace) {
+  ASSERT_EQ(write_bytes(directory_ + "/filler", 0, 2048 * kKiB), ENOSPC);  // every byte taken
+  const std::string path = directory_ + "/checkpoint_000000080.h5.tmp";
+  const std::uint64_t free = free_bytes(directory_);
+  EXPECT_EQ(create_with_space(path, 200 * kKiB, "ckpt/checkpoint_000000080.h5",
+                              [&] { Hdf5File::create_serial(path).close(); }),
+            "not enough space for ckpt/checkpoint_000000080.h5: it needs 200 KiB, " +
+                std::to_string(free >> 10) + " KiB are free (No space left on device)");
+}
+
+TEST_F(FileSpace, ACreatedFileGetsItsReservation) {
+  const std::string path = directory_ + "/output_000001.h5.tmp";
+  ASSERT_EQ(
+      create_with_space(path, 300 * kKiB, "output_000001.h5", [&] { Hdf5File::create_serial(path).close(); }),
+      "");
+  EXPECT_EQ(fs::file_size(path), 300 * kKiB);
+  EXPECT_EQ(write_bytes(directory_ + "/filler", 0, 1024 * kKiB), ENOSPC);
+  EXPECT_EQ(write_bytes(path, 4 * kKiB, 296 * kKiB), 0);  // within the reservation, after the superblock
 }
 
 }  // namespace
