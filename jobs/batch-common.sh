@@ -98,12 +98,25 @@ set_launch_command() {
 }
 
 # The value of KEY in the scene as `nendo run SCENE ARGS` would run it (every override applied).
+# A refusal of the scene or the arguments (exit 2) is final; any other failure (a start-up that
+# failed on a loaded node: once in CI's SlurmChain, exit status unknown) is tried twice more, and
+# each failure is reported with nendo's exit status and the end of what it printed.
 # Usage: scene_value KEY SCENE [ARG ...]
 scene_value() {
-  local key=$1 value
+  local key=$1 value="" status=0 attempt errors
   shift
-  value=$("$NENDO" run "$@" --get "$key") ||
-    batch_error "'$NENDO run $* --get $key' failed: cannot tell the scene's $key" || return 1
+  errors=$(mktemp) || return 1
+  for attempt in 1 2 3; do
+    status=0
+    value=$("$NENDO" run "$@" --get "$key" 2>"$errors") || status=$?
+    [ $status -eq 0 ] && break
+    echo "nendo batch: '$NENDO run $* --get $key' exited with status $status (attempt $attempt of 3):" >&2
+    tail -n 20 "$errors" >&2
+    [ $status -eq 2 ] && break
+    sleep $((2 * attempt))
+  done
+  rm -f "$errors"
+  [ $status -eq 0 ] || batch_error "cannot tell the scene's $key" || return 1
   [ -n "$value" ] || batch_error "'$NENDO run $* --get $key' printed nothing" || return 1
   echo "$value"
 }
