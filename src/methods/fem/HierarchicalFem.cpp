@@ -34,6 +34,15 @@ std::vector<Index> take_list(ByteReader& in) {
 }
 
 // The longest edge of the level-0 tets: the scale of the balance reach.
+// An upper bound of a tet's largest principal stretch from its Green strain E (engineering shear):
+// λ² = 1 + 2 e with e at most E's largest Gershgorin row sum.
+Real stretch_bound(const fem::Voigt& E) {
+  const Real e = std::max({E[0] + 0.5 * (std::abs(E[3]) + std::abs(E[4])),
+                           E[1] + 0.5 * (std::abs(E[3]) + std::abs(E[5])),
+                           E[2] + 0.5 * (std::abs(E[4]) + std::abs(E[5]))});
+  return std::sqrt(std::max(1 + 2 * e, 0.0));
+}
+
 Real longest_level0_edge(const fem::TetHierarchy& h) {
   Real longest = 0;
   for (Index t = 0; t < h.level_begin[1]; ++t)
@@ -139,7 +148,21 @@ void HierarchicalFem::start_exchanges(Space& space) {
   accurate_.assign(static_cast<std::size_t>(h.level_begin[1]), 1);
   held_known_ = false;  // every root is up to date now: the next view drops those far from it
   hold_rings_ = 1 + 2 * std::max(h.max_level - 1, 0);
-  reach_distance_ = 2 * (hold_rings_ + 3) * longest_level0_edge(h) + space.geometry().dx;
+  longest_edge_ = longest_level0_edge(h);
+  stretch_allowance_ = 2;
+  reach_distance_ = stretch_allowance_ * (hold_rings_ + 3) * longest_edge_ + space.geometry().dx;
+}
+
+// A mesh stretched beyond stretch_allowance_ spans more than the reach: the marks and states must
+// go further. The allowance grows to 1.25 times the largest stretch of any rank's tets, and the
+// neighbours are found again before this step's marks go out.
+void HierarchicalFem::widen_reach(const Space& space) {
+  Real stretch = stretch_;
+  MPI_Allreduce(MPI_IN_PLACE, &stretch, 1, MPI_DOUBLE, MPI_MAX, space.comm());
+  stretch_allowance_ = std::max(stretch_allowance_, 1.25 * stretch);
+  reach_distance_ = stretch_allowance_ * (hold_rings_ + 3) * longest_edge_ + space.geometry().dx;
+  neighbours_for_.clear();
+  update_neighbours(space);
 }
 
 void HierarchicalFem::initialize(Space& space) {
@@ -251,12 +274,14 @@ void HierarchicalFem::find_hanging() {
 // The same allreduce also tells every rank whether any rank wants roots it does not hold yet
 // (want_roots): if so they are fetched and the hanging nodes found again before the check; and
 // `any`, if given, becomes whether it is set on any rank.
-void HierarchicalFem::check_reach(MPI_Comm comm, const char* what, int* any) {
+void HierarchicalFem::check_reach(MPI_Comm comm, const char* what, int* any, int* stretched) {
   const long beyond = beyond_;
   beyond_ = 0;
-  int values[3] = {beyond == 0 ? INT_MAX : mpi::rank(comm), wanted_.empty() ? 0 : -1, any && *any ? -1 : 0};
-  MPI_Allreduce(MPI_IN_PLACE, values, 3, MPI_INT, MPI_MIN, comm);
+  int values[4] = {beyond == 0 ? INT_MAX : mpi::rank(comm), wanted_.empty() ? 0 : -1, any && *any ? -1 : 0,
+                   stretched && *stretched ? -1 : 0};
+  MPI_Allreduce(MPI_IN_PLACE, values, 4, MPI_INT, MPI_MIN, comm);
   if (any) *any = values[2] < 0;
+  if (stretched) *stretched = values[3] < 0;
   if (values[1] < 0) {  // the view's statuses were not all up to date: the check is made again
     fetch_wanted();
     drop_unheld();
@@ -365,15 +390,36 @@ void HierarchicalFem::mark(std::vector<Index>& refine, std::vector<Index>& coars
   }
 }
 
+// stretch_: a bound of the largest stretch of the active tets whose corner 0 is owned here, from
+// the strains recover_strains found and those of the other such tets.
+void HierarchicalFem::measure_stretch() {
+  stretch_ = 0;
+  Real x[4][3];
+  for (std::size_t i = 0; i < needed_.size(); ++i) {
+    const auto corner0 = static_cast<std::size_t>(needed_slots_[4 * i]);
+    if (corner0 >= view_.owned()) continue;
+    if (strain_known_[i]) {
+      stretch_ = std::max(stretch_, stretch_bound(fem::Voigt(&tet_strains_[6 * i])));
+      continue;
+    }
+    for (int a = 0; a < 4; ++a)
+      std::copy_n(&x_[3 * static_cast<std::size_t>(needed_slots_[4 * i + a])], 3, x[a]);
+    stretch_ =
+        std::max(stretch_, stretch_bound(fem::green_strain(fem::deformation_gradient(needed_rest_[i], x))));
+  }
+}
+
 // Returns whether marks were applied (the same answer on every rank).
 bool HierarchicalFem::select_levels(Space& space) {
   build_incidence(space);
   check_reach(space.comm(), "corners of the tets at owned nodes");
   recover_strains(space);
+  measure_stretch();
   std::vector<Index> refine, coarsen;
   mark(refine, coarsen);
-  int any = !refine.empty() || !coarsen.empty();
-  check_reach(space.comm(), "tets tested for refinement or coarsening", &any);
+  int any = !refine.empty() || !coarsen.empty(), stretched = stretch_ > stretch_allowance_;
+  check_reach(space.comm(), "tets tested for refinement or coarsening", &any, &stretched);
+  if (stretched) widen_reach(space);
   if (!any) return false;
   level_energy_change_ -= kinetic_energy(space);  // before; the forces stage adds the after
   exchange_marks(refine, coarsen);

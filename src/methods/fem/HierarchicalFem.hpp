@@ -66,8 +66,9 @@ class HierarchicalFem final : public Method {
   const fem::ActiveSet& active_set() const { return *active_; }
   // The run's active tets, increasing, each from its root's owner. Collective.
   std::vector<fem::Index> active_tets() const;
-  std::size_t held_roots() const;                    // roots whose state here is the run's
-  long refinements() const { return refinements_; }  // since the start of this run
+  std::size_t held_roots() const;                          // roots whose state here is the run's
+  Real reach_distance() const { return reach_distance_; }  // of the level changes' exchanges
+  long refinements() const { return refinements_; }        // since the start of this run
   long coarsenings() const { return coarsenings_; }
 
  private:
@@ -77,8 +78,10 @@ class HierarchicalFem final : public Method {
   void interpolate_hanging(std::vector<Real>& values, int components = 3) const;
   bool select_levels(Space& space);
   void recover_strains(Space& space);
+  void measure_stretch();
   void mark(std::vector<fem::Index>& refine, std::vector<fem::Index>& coarsen);
-  void check_reach(MPI_Comm comm, const char* what, int* any = nullptr);
+  void check_reach(MPI_Comm comm, const char* what, int* any = nullptr, int* stretched = nullptr);
+  void widen_reach(const Space& space);  // collective: to the largest stretch_ of any rank
   using RootStates = std::map<fem::Index, std::vector<fem::Index>>;  // root → its active tets
   void apply_changes(Space& space, const RootStates& changed);
   // Issue 34: the roots around these nodes and hold_rings_ beyond are to be kept up to date;
@@ -166,8 +169,11 @@ class HierarchicalFem final : public Method {
   bool held_known_ = false;
   std::vector<fem::Index> to_hold_;  // found by want_roots, the others dropped by drop_unheld
   bool drop_pending_ = false;
-  int hold_rings_ = 0;       // 1 + 2 (max_level − 1): statuses, and balance reached both ways
-  Real reach_distance_ = 0;  // (hold_rings_ + 3) longest level-0 edges, twice for stretching, + a cell
+  int hold_rings_ = 0;          // 1 + 2 (max_level − 1): statuses, and balance reached both ways
+  Real reach_distance_ = 0;     // (hold_rings_ + 3) longest level-0 edges, stretch_allowance_ times, + a cell
+  Real longest_edge_ = 0;       // of the level-0 mesh at rest
+  Real stretch_allowance_ = 2;  // the largest stretch the reach holds, raised when a tet exceeds it
+  Real stretch_ = 0;            // a bound of the largest stretch of the tets this rank tested
 
   mutable ParticleSet mesh_vertices_{3};
   mutable std::vector<std::int64_t> mesh_tets_;

@@ -165,6 +165,26 @@ TEST(HierarchicalFem, RefinedTetsSlidingAcrossRanksAreBitwiseTheSame) {
   }
 }
 
+// The level changes' exchanges reach (max_level + 2) level-0 edges at twice their rest length. A
+// beam stretched to three times its length (every node's x tripled) spans more: the first step's
+// test of its tets widens the reach to 1.25 times the stretch, and the run stays bitwise the
+// one-rank run while its stretched tets refine.
+TEST(HierarchicalFem, AStretchedMeshWidensTheReachAndIsBitwiseTheSame) {
+  FemRun everyone(MPI_COMM_WORLD, beam_scene(2));
+  FemRun alone(MPI_COMM_SELF, beam_scene(2));
+  const Real dx = 0.11, rest_reach = everyone.fem().reach_distance() - dx;
+  for (FemRun* run : {&everyone, &alone}) {
+    ParticleSet& ps = run->space->particles();
+    for (std::size_t p = 0; p < ps.size(); ++p) ps.positions()[3 * p] *= 3;
+    run->space->migrate();
+  }
+  for (int step = 0; step < 20; ++step) everyone.step(), alone.step();
+  EXPECT_GE(everyone.fem().reach_distance() - dx, 1.5 * rest_reach);  // allowance 2 → at least 3
+  EXPECT_GT(everyone.fem().refinements(), 0);
+  same_nodes_at(20, everyone, alone);
+  EXPECT_EQ(everyone.fem().active_tets(), alone.fem().active_tets());
+}
+
 // A method restored after it has run keeps up to date only the roots around its view again: the
 // restored active set is the run's everywhere, but roots far from its nodes stop being updated.
 TEST(HierarchicalFem, RestoredRunHoldsOnlyTheRootsAroundItsView) {
