@@ -13,6 +13,7 @@
 #include "methods/fem/HierarchicalFem.hpp"
 #include "support/MethodRun.hpp"
 #include "support/PetscEnvironment.hpp"
+#include "support/ReferenceRun.hpp"
 
 namespace nendo {
 namespace {
@@ -68,11 +69,32 @@ void expect_same(const std::vector<Node>& a, const std::vector<Node>& b) {
   }
 }
 
-// expect_same of the two runs' nodes, traced with the step; false after a fatal failure.
-bool same_nodes_at(int step, const FemRun& a, const FemRun& b) {
+using Reference = testing::ReferenceRun<FemRun>;
+void step_once(FemRun& run) { run.step(); }
+
+// expect_same of the run's nodes and the reference's (on the rank that holds it), traced with the
+// step; false after a fatal failure. Collective.
+bool same_nodes_at(int step, const FemRun& a, const Reference& b) {
   SCOPED_TRACE("step " + std::to_string(step));
-  expect_same(a.gather(), b.gather());
+  const std::vector<Node> nodes = a.gather();
+  if (b) expect_same(nodes, b->gather());
   return !::testing::Test::HasFatalFailure();
+}
+
+// The run's active tets are the reference's. Collective.
+void expect_same_active_tets(const FemRun& a, const Reference& b) {
+  const std::vector<fem::Index> tets = a.fem().active_tets();
+  if (b) {
+    EXPECT_EQ(tets, b->fem().active_tets());
+  }
+}
+
+// One rank sees the whole body: it keeps every root up to date.
+void expect_every_root_held(const Reference& alone) {
+  if (alone) {
+    EXPECT_EQ(alone->fem().held_roots(),
+              static_cast<std::size_t>(alone->fem().model().hierarchy.level_begin[1]));
+  }
 }
 
 Real total_mass(const std::vector<Node>& nodes) {
@@ -86,13 +108,13 @@ Real total_mass(const std::vector<Node>& nodes) {
 // too; the default selection is compared bitwise by the other runs below.
 TEST(HierarchicalFem, AdaptiveRunIsBitwiseTheSameOnAnyRankCount) {
   FemRun everyone(MPI_COMM_WORLD, beam_scene(2), {"fem.error_tolerance=0.2"});
-  FemRun alone(MPI_COMM_SELF, beam_scene(2), {"fem.error_tolerance=0.2"});
+  Reference alone(MPI_COMM_WORLD, beam_scene(2), std::vector<std::string>{"fem.error_tolerance=0.2"});
   const Real body_mass = 1000 * 1.0 * 0.05 * 0.05;
   for (int step = 0; step < 120; ++step) {
-    everyone.step(), alone.step();
+    everyone.step(), alone.run(step_once);
     if (step % 20 == 19) {
       const std::vector<Node> a = everyone.gather();
-      expect_same(a, alone.gather());
+      if (alone) expect_same(a, alone->gather());
       EXPECT_NEAR(total_mass(a), body_mass, 1e-12 * body_mass) << "step " << step;
       // The ranks' roots together: a partition of the mesh, 2:1 balanced (the constructor checks).
       EXPECT_NO_THROW(fem::ActiveSet(everyone.fem().model().hierarchy, everyone.fem().active_tets()));
@@ -100,8 +122,8 @@ TEST(HierarchicalFem, AdaptiveRunIsBitwiseTheSameOnAnyRankCount) {
   }
   EXPECT_GT(everyone.fem().refinements(), 0);
   EXPECT_GT(everyone.fem().coarsenings(), 0);
-  EXPECT_EQ(everyone.fem().active_tets(), alone.fem().active_tets());
-  EXPECT_EQ(alone.fem().held_roots(), static_cast<std::size_t>(alone.fem().model().hierarchy.level_begin[1]));
+  expect_same_active_tets(everyone, alone);
+  expect_every_root_held(alone);
   // The progress line reports the level changes and what they did to the kinetic energy (§10 C9).
   EXPECT_EQ(
       everyone.fem().progress_note().rfind("levels +" + std::to_string(everyone.fem().refinements()) + " -" +
@@ -120,11 +142,11 @@ TEST(HierarchicalFem, SaggingAcrossBlocksIsBitwiseTheSame) {
       "bodies: [{shape: box, material: beam, min: [0, 0, 0], max: [0.8, 0.1, 0.1], fixed_min: [-1, -1, -1], "
       "fixed_max: [0, 1, 1]}]\nfem: {spacing: 0.05, max_level: 2, damping: 2, error_tolerance: 0.03}\n";
   FemRun everyone(MPI_COMM_WORLD, scene);
-  FemRun alone(MPI_COMM_SELF, scene);
+  Reference alone(MPI_COMM_WORLD, scene);
   for (int step = 0; step < 400; ++step) {
-    everyone.step(), alone.step();
+    everyone.step();
     everyone.space->maybe_rebalance(step + 1, {100, 1.1});  // as the driver does (balance defaults)
-    alone.space->maybe_rebalance(step + 1, {100, 1.1});
+    alone.run([&](FemRun& r) { r.step(), r.space->maybe_rebalance(step + 1, {100, 1.1}); });
     if (step % 10 == 9 && !same_nodes_at(step, everyone, alone)) return;
   }
 }
@@ -143,19 +165,18 @@ TEST(HierarchicalFem, RefinedTetsSlidingAcrossRanksAreBitwiseTheSame) {
       "colliders: [{shape: plane, point: [0, 0, 0], normal: [0, 0, 1], boundary: slip}]\n"
       "fem: {spacing: 0.025, max_level: 2}\n";
   FemRun everyone(MPI_COMM_WORLD, scene);
-  FemRun alone(MPI_COMM_SELF, scene);
+  Reference alone(MPI_COMM_WORLD, scene);
   std::size_t fewest_held = everyone.fem().model().hierarchy.level_begin[1];
   for (int step = 0; step < 200; ++step) {
-    everyone.step(), alone.step();
+    everyone.step();
     everyone.space->maybe_rebalance(step + 1, {100, 1.1});
-    alone.space->maybe_rebalance(step + 1, {100, 1.1});
+    alone.run([&](FemRun& r) { r.step(), r.space->maybe_rebalance(step + 1, {100, 1.1}); });
     fewest_held = std::min(fewest_held, everyone.fem().held_roots());
     if (step % 50 == 49 && !same_nodes_at(step, everyone, alone)) return;
   }
   EXPECT_GT(everyone.fem().refinements(), 0);
-  EXPECT_EQ(everyone.fem().active_tets(), alone.fem().active_tets());
-  // One rank sees the whole body: it keeps every root up to date.
-  EXPECT_EQ(alone.fem().held_roots(), static_cast<std::size_t>(alone.fem().model().hierarchy.level_begin[1]));
+  expect_same_active_tets(everyone, alone);
+  expect_every_root_held(alone);
   int ranks = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   unsigned long fewest = fewest_held;
@@ -171,18 +192,19 @@ TEST(HierarchicalFem, RefinedTetsSlidingAcrossRanksAreBitwiseTheSame) {
 // one-rank run while its stretched tets refine.
 TEST(HierarchicalFem, AStretchedMeshWidensTheReachAndIsBitwiseTheSame) {
   FemRun everyone(MPI_COMM_WORLD, beam_scene(2));
-  FemRun alone(MPI_COMM_SELF, beam_scene(2));
+  Reference alone(MPI_COMM_WORLD, beam_scene(2));
   const Real dx = 0.11, rest_reach = everyone.fem().reach_distance() - dx;
-  for (FemRun* run : {&everyone, &alone}) {
-    ParticleSet& ps = run->space->particles();
+  const auto stretch = [](FemRun& run) {
+    ParticleSet& ps = run.space->particles();
     for (std::size_t p = 0; p < ps.size(); ++p) ps.positions()[3 * p] *= 3;
-    run->space->migrate();
-  }
-  for (int step = 0; step < 20; ++step) everyone.step(), alone.step();
+    run.space->migrate();
+  };
+  stretch(everyone), alone.run(stretch);
+  for (int step = 0; step < 20; ++step) everyone.step(), alone.run(step_once);
   EXPECT_GE(everyone.fem().reach_distance() - dx, 1.5 * rest_reach);  // allowance 2 → at least 3
   EXPECT_GT(everyone.fem().refinements(), 0);
   same_nodes_at(20, everyone, alone);
-  EXPECT_EQ(everyone.fem().active_tets(), alone.fem().active_tets());
+  expect_same_active_tets(everyone, alone);
 }
 
 // A method restored after it has run keeps up to date only the roots around its view again: the
@@ -208,7 +230,7 @@ TEST(HierarchicalFem, RestoredRunHoldsOnlyTheRootsAroundItsView) {
 // the last rank, then to the first, and each takes the roots' states from wherever they are.
 TEST(HierarchicalFem, RegionsMovedFarAwayAreBitwiseTheSame) {
   FemRun everyone(MPI_COMM_WORLD, beam_scene(2), {"fem.error_tolerance=0.2"});
-  FemRun alone(MPI_COMM_SELF, beam_scene(2), {"fem.error_tolerance=0.2"});
+  Reference alone(MPI_COMM_WORLD, beam_scene(2), std::vector<std::string>{"fem.error_tolerance=0.2"});
   int ranks = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   const auto everything_on = [&](int owner) {  // key ranges: [0, end) on `owner`, nothing elsewhere
@@ -219,11 +241,11 @@ TEST(HierarchicalFem, RegionsMovedFarAwayAreBitwiseTheSame) {
   for (int step = 0; step < 90; ++step) {
     if (step == 30) everyone.space->distribute(everything_on(ranks - 1));
     if (step == 60) everyone.space->distribute(everything_on(0));
-    everyone.step(), alone.step();
+    everyone.step(), alone.run(step_once);
     if (step % 30 == 29 && !same_nodes_at(step, everyone, alone)) return;
   }
   EXPECT_GT(everyone.fem().refinements(), 0);
-  EXPECT_EQ(everyone.fem().active_tets(), alone.fem().active_tets());
+  expect_same_active_tets(everyone, alone);
 }
 
 // A Gmsh cylinder dropped on a plane collider with friction: level changes where it lands, no node
@@ -237,10 +259,10 @@ TEST(HierarchicalFem, GmshCylinderOnTheFloor) {
       "colliders: [{shape: plane, point: [0, 0, 0], normal: [0, 0, 1], boundary: separate, friction: 0.3}]\n"
       "fem: {spacing: 0.05, max_level: 1}\n";
   FemRun everyone(MPI_COMM_WORLD, scene);
-  FemRun alone(MPI_COMM_SELF, scene);
-  everyone.advance(1500), alone.advance(1500);
+  Reference alone(MPI_COMM_WORLD, scene);
+  everyone.advance(1500), alone.run([](FemRun& r) { r.advance(1500); });
   const std::vector<Node> a = everyone.gather();
-  expect_same(a, alone.gather());
+  if (alone) expect_same(a, alone->gather());
   const fem::FemModel& model = everyone.fem().model();
   Real volume = 0;
   for (fem::Index t = 0; t < model.hierarchy.level_begin[1]; ++t)
