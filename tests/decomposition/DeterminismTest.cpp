@@ -11,6 +11,7 @@
 #include "TransferLoop.hpp"
 #include "core/Mpi.hpp"
 #include "core/SplitMix.hpp"
+#include "support/ReferenceRun.hpp"
 
 namespace nendo {
 namespace {
@@ -142,8 +143,9 @@ bool bitwise_equal(const std::vector<Real>& a, const std::vector<Real>& b) {
 void expect_same_on_any_rank_count(const Scenario& s) {
   Movement moved;
   const State distributed = run(s, MPI_COMM_WORLD, &moved);
+  State serial;
+  testing::on_rank0(MPI_COMM_WORLD, [&] { serial = run(s, MPI_COMM_SELF); });
   if (mpi::rank(MPI_COMM_WORLD) != 0) return;
-  const State serial = run(s, MPI_COMM_SELF);
   ASSERT_EQ(distributed.particles.size(), s.particles);
   ASSERT_EQ(serial.particles.size(), s.particles);
   for (const auto& [id, values] : serial.particles) {

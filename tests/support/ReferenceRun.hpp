@@ -22,6 +22,15 @@ inline void sleeping_barrier(MPI_Comm comm) {
   for (int done = 0; MPI_Test(&request, &done, MPI_STATUS_IGNORE), !done;) ::usleep(200);
 }
 
+// Collective: rank 0 runs `work` (a one-rank reference on MPI_COMM_SELF) while the others sleep.
+template <class Work>
+void on_rank0(MPI_Comm world, Work&& work) {
+  int rank = 0;
+  MPI_Comm_rank(world, &rank);
+  if (rank == 0) work();
+  sleeping_barrier(world);
+}
+
 template <class Run>
 class ReferenceRun {
  public:

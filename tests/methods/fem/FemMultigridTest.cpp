@@ -20,6 +20,7 @@
 #include "solvers/GeometricMultigrid.hpp"
 #include "support/MethodRun.hpp"
 #include "support/PetscEnvironment.hpp"
+#include "support/ReferenceRun.hpp"
 
 namespace nendo {
 namespace {
@@ -94,10 +95,10 @@ TEST(FemMultigrid, EndsWhereJacobiEndsWithAFractionOfTheKrylovIterations) {
   EXPECT_LT(multigrid.krylov * 20, jacobi.krylov) << multigrid.krylov << " against " << jacobi.krylov;
   // An exact coarsest solve (the level-0 mesh): the same iterations as rank 0 alone finds.
   long alone[2] = {0, 0};
-  if (world_rank() == 0) {
+  testing::on_rank0(MPI_COMM_WORLD, [&] {
     const BeamRun one = run_beam(MPI_COMM_SELF, "multigrid", 3);
     alone[0] = one.newton, alone[1] = one.krylov;
-  }
+  });
   MPI_Bcast(alone, 2, MPI_LONG, 0, MPI_COMM_WORLD);
   EXPECT_EQ(multigrid.newton, alone[0]);
   EXPECT_EQ(multigrid.krylov, alone[1]);

@@ -32,6 +32,7 @@
 #include "solvers/HessianOperator.hpp"
 #include "solvers/NewtonSolver.hpp"
 #include "support/PetscEnvironment.hpp"
+#include "support/ReferenceRun.hpp"
 
 namespace nendo {
 namespace {
@@ -512,12 +513,14 @@ void check_rank_independence(int dim, const std::string& implicit, int steps, Re
   const DropResult all = run_drop(MPI_COMM_WORLD, dim, implicit, steps, dt);
   DropResult one;
   int failed = 0;  // the one-rank run throws on rank 0 only: the others must not wait for it
-  if (world_rank() == 0) try {
+  testing::on_rank0(MPI_COMM_WORLD, [&] {
+    try {
       one = run_drop(MPI_COMM_SELF, dim, implicit, steps, dt);
     } catch (const std::exception& e) {
       ADD_FAILURE() << "the one-rank run failed: " << e.what();
       failed = 1;
     }
+  });
   MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (failed) return;
   // On rank 0, over the particles matched by id: the differences of positions relative to the
