@@ -36,16 +36,12 @@ class ReferenceRun {
  public:
   template <class... Args>
   ReferenceRun(MPI_Comm world, Args&&... args) : world_(world) {
-    int rank = 0;
-    MPI_Comm_rank(world, &rank);
-    if (rank == 0) run_.emplace(MPI_COMM_SELF, std::forward<Args>(args)...);
-    sleeping_barrier(world_);
+    on_rank0(world, [&] { run_.emplace(MPI_COMM_SELF, std::forward<Args>(args)...); });
   }
   // Collective over the world: rank 0 applies `work` to the reference.
   template <class Work>
   void run(Work&& work) {
-    if (run_) work(*run_);
-    sleeping_barrier(world_);
+    on_rank0(world_, [&] { work(*run_); });
   }
   explicit operator bool() const { return run_.has_value(); }  // this rank holds the reference
   Run* operator->() { return &*run_; }

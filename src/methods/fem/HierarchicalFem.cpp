@@ -33,7 +33,6 @@ std::vector<Index> take_list(ByteReader& in) {
   return list;
 }
 
-// The longest edge of the level-0 tets: the scale of the balance reach.
 // An upper bound of a tet's largest principal stretch from its Green strain E (engineering shear):
 // λ² = 1 + 2 e with e at most E's largest Gershgorin row sum.
 Real stretch_bound(const fem::Voigt& E) {
@@ -43,6 +42,7 @@ Real stretch_bound(const fem::Voigt& E) {
   return std::sqrt(std::max(1 + 2 * e, 0.0));
 }
 
+// The longest edge of the level-0 tets: the scale of the balance reach.
 Real longest_level0_edge(const fem::TetHierarchy& h) {
   Real longest = 0;
   for (Index t = 0; t < h.level_begin[1]; ++t)
@@ -390,23 +390,26 @@ void HierarchicalFem::mark(std::vector<Index>& refine, std::vector<Index>& coars
   }
 }
 
-// stretch_: a bound of the largest stretch of the active tets whose corner 0 is owned here, from
-// the strains recover_strains found and those of the other such tets.
-void HierarchicalFem::measure_stretch() {
-  stretch_ = 0;
-  Real x[4][3];
-  for (std::size_t i = 0; i < needed_.size(); ++i) {
-    const auto corner0 = static_cast<std::size_t>(needed_slots_[4 * i]);
-    if (corner0 >= view_.owned()) continue;
-    if (strain_known_[i]) {
-      stretch_ = std::max(stretch_, stretch_bound(fem::Voigt(&tet_strains_[6 * i])));
-      continue;
-    }
+// The Green strain (Voigt) of needed tet i at the view positions, computed once per selection.
+const Real* HierarchicalFem::needed_strain(std::size_t i) {
+  if (!strain_known_[i]) {
+    Real x[4][3];
     for (int a = 0; a < 4; ++a)
       std::copy_n(&x_[3 * static_cast<std::size_t>(needed_slots_[4 * i + a])], 3, x[a]);
-    stretch_ =
-        std::max(stretch_, stretch_bound(fem::green_strain(fem::deformation_gradient(needed_rest_[i], x))));
+    const fem::Voigt green = fem::green_strain(fem::deformation_gradient(needed_rest_[i], x));
+    std::copy_n(green.data(), 6, &tet_strains_[6 * i]);
+    strain_known_[i] = 1;
   }
+  return &tet_strains_[6 * i];
+}
+
+// stretch_: a bound of the largest stretch of the active tets whose corner 0 is owned here. Their
+// strains stay known for mark(), which tests these tets.
+void HierarchicalFem::measure_stretch() {
+  stretch_ = 0;
+  for (std::size_t i = 0; i < needed_.size(); ++i)
+    if (static_cast<std::size_t>(needed_slots_[4 * i]) < view_.owned())
+      stretch_ = std::max(stretch_, stretch_bound(fem::Voigt(needed_strain(i))));
 }
 
 // Returns whether marks were applied (the same answer on every rank).
@@ -633,7 +636,6 @@ void HierarchicalFem::recover_strains(Space& space) {
   tet_strains_.resize(6 * needed_.size());
   strain_known_.assign(needed_.size(), 0);
   recovered_.assign(6 * view_.size(), 0.0);
-  Real x[4][3];
   for (std::size_t k = 0; k < view_.owned(); ++k) {
     const std::uint32_t begin = incidence_offset_[k], end = incidence_offset_[k + 1];
     const int node_level = h.node_level[view_.id(k)];
@@ -647,15 +649,9 @@ void HierarchicalFem::recover_strains(Space& space) {
     Real* out = &recovered_[6 * k];
     for (std::uint32_t e = begin; e < end; ++e) {
       const std::uint32_t i = incidence_corner_[e] / 4;
-      if (!strain_known_[i]) {
-        for (int a = 0; a < 4; ++a)
-          std::copy_n(&x_[3 * static_cast<std::size_t>(needed_slots_[4 * i + a])], 3, x[a]);
-        const fem::Voigt green = fem::green_strain(fem::deformation_gradient(needed_rest_[i], x));
-        std::copy_n(green.data(), 6, &tet_strains_[6 * i]);
-        strain_known_[i] = 1;
-      }
+      const Real* strain = needed_strain(i);
       const Real w = incidence_weight_[e] * needed_rest_[i].volume;
-      for (int c = 0; c < 6; ++c) out[c] += w * tet_strains_[6 * i + c];
+      for (int c = 0; c < 6; ++c) out[c] += w * strain[c];
       volume += w;
     }
     for (int c = 0; c < 6; ++c) out[c] /= volume;

@@ -78,6 +78,7 @@ class HierarchicalFem final : public Method {
   void interpolate_hanging(std::vector<Real>& values, int components = 3) const;
   bool select_levels(Space& space);
   void recover_strains(Space& space);
+  const Real* needed_strain(std::size_t i);  // recover_strains' and measure_stretch's cache
   void measure_stretch();
   void mark(std::vector<fem::Index>& refine, std::vector<fem::Index>& coarsen);
   void check_reach(MPI_Comm comm, const char* what, int* any = nullptr, int* stretched = nullptr);
