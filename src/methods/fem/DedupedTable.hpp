@@ -30,6 +30,8 @@ class DedupedTable {
   const T& operator[](std::size_t item) const { return distinct_[index_[item]]; }
   std::size_t size() const { return index_.size(); }
   std::size_t distinct_count() const { return distinct_.size(); }
+  std::uint32_t index(std::size_t item) const { return index_[item]; }  // of its distinct value
+  const T& distinct(std::uint32_t index) const { return distinct_[index]; }
 
  private:
   using Key = decltype(Fields()(std::declval<const T&>()));

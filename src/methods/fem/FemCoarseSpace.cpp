@@ -45,7 +45,7 @@ FemCoarseSpace::Level FemCoarseSpace::make_level(Space& space, int level,
   const std::size_t n_own = fem_.view_.owned();
   std::vector<char> active(n_own);
   for (std::size_t k = 0; k < n_own; ++k)
-    active[k] = fine_global[k] >= 0 && h.node_level[static_cast<std::size_t>(fem_.view_.id(k))] <= level;
+    active[k] = fine_global[k] >= 0 && h.node_level[static_cast<std::size_t>(fem_.view_node_[k])] <= level;
   Level out{DofMap(space.comm(), active, 3), {}};
   std::vector<Real> global(fem_.view_.size(), -1);  // exchanged as doubles: exact below 2^53
   for (std::size_t k = 0; k < n_own; ++k) global[k] = static_cast<Real>(out.dofs.global(k));
@@ -66,7 +66,7 @@ FemCoarseSpace::Row FemCoarseSpace::row(std::size_t s, const std::vector<PetscIn
     return at;
   };
   std::vector<Master> masters;
-  for (Index end : fem_.model_->hierarchy.node_edge[static_cast<std::size_t>(fem_.view_.id(s))]) {
+  for (Index end : fem_.model_->hierarchy.node_edge[static_cast<std::size_t>(fem_.view_node_[s])]) {
     const std::int32_t e = slot(end);
     if (e < 0) continue;
     if (coarse_global[static_cast<std::size_t>(e)] >= 0) {
@@ -102,7 +102,7 @@ void FemCoarseSpace::exchange_rows(Space& space) {
 
 void FemCoarseSpace::expand(std::size_t s, Real w, std::vector<PetscInt>& columns,
                             std::vector<Real>& weights) const {
-  const auto node = static_cast<std::size_t>(fem_.view_.id(s));
+  const auto node = static_cast<std::size_t>(fem_.view_node_[s]);
   if (fem_.status_[node] != NodeStatus::Hanging) {
     for (int i = 0; i < rows_[s].count; ++i)
       columns.push_back(rows_[s].column[i]), weights.push_back(w * rows_[s].weight[i]);

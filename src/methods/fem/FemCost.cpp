@@ -1,9 +1,9 @@
 // The fem method's cost model (methods/MethodCost.hpp): measured in docs/performance.md "Sizing a
 // job" on 1, 2 and 4 ranks (the 1.18 M-tet slab, re-fitted after the finest corners were derived
-// and GAMG's products made all at once). Every rank still holds the hierarchy's topology below the
-// finest level and the active set (FemModel.cpp), and the fit's `replicated` also takes what falls
-// more slowly than 1/ranks (tets at rank boundaries on both sides, PETSc); the nodes, their halo
-// and the solver's matrices fall with the rank count.
+// and GAMG's products made all at once; still within 4 % after each rank built only its own
+// model). The fit's `replicated` takes what falls more slowly than 1/ranks (a rank's model holds
+// the roots around its nodes and some rings beyond, tets at rank boundaries on both sides, PETSc);
+// the nodes, their halo and the solver's matrices fall with the rank count.
 #include "io/GmshMesh.hpp"
 #include "methods/MethodCost.hpp"
 #include "methods/fem/FemSettings.hpp"

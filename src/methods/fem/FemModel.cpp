@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "bodies/TetMesher.hpp"
 #include "core/CollectiveError.hpp"
@@ -12,29 +13,6 @@
 
 namespace nendo::fem {
 namespace {
-
-// All bodies' level-0 meshes in one, meshed (read) on rank 0 and broadcast; tet_body[t] says
-// whose tet t is.
-TetMesh level0_mesh(MPI_Comm comm, const Scene& scene, std::vector<std::int32_t>& tet_body) {
-  TetMesh mesh;
-  std::string error;
-  if (mpi::rank(comm) == 0) try {
-      for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
-        const TetMesh body = body_tet_mesh(scene.bodies[b], scene.sections.get<FemSettings>().spacing);
-        const auto offset = static_cast<std::int32_t>(mesh.vertex_count());
-        mesh.vertices.insert(mesh.vertices.end(), body.vertices.begin(), body.vertices.end());
-        for (std::int32_t v : body.tets) mesh.tets.push_back(v + offset);
-        tet_body.resize(mesh.tet_count(), static_cast<std::int32_t>(b));
-      }
-    } catch (const Error& e) {
-      error = e.what();
-    }
-  raise_collectively(comm, error);
-  mpi::broadcast(mesh.vertices, 0, comm);
-  mpi::broadcast(mesh.tets, 0, comm);
-  mpi::broadcast(tet_body, 0, comm);
-  return mesh;
-}
 
 Vec3 centroid(const TetHierarchy& h, Index t) {
   Vec3 c{0, 0, 0};
@@ -56,6 +34,7 @@ FineMaterials fine_materials(const Scene& scene, const TetHierarchy& h,
                              const std::vector<std::int32_t>& root_body) {
   const Index begin = h.level_begin[h.max_level], end = h.level_begin[h.max_level + 1];
   FineMaterials fine;
+  std::map<std::string, FineMaterial> by_name;
   const std::vector<const FemBody*> fem_keys = fem_bodies(scene);
   for (Index t = begin; t < end; ++t) {
     const std::int32_t b = root_body[h.global_tet(h.root(t))];
@@ -68,8 +47,12 @@ FineMaterials fine_materials(const Scene& scene, const TetHierarchy& h,
       for (int a = 0; a < 3; ++a) parity += static_cast<long>(std::floor(c[a] / keys.alternate_cell));
       if (parity % 2 != 0) name = keys.alternate_material;
     }
-    const MaterialSettings& material = scene.materials.at(name);
-    fine.push_back({stvk_stiffness(material), material.params.at("density")});
+    auto [known, fresh] = by_name.try_emplace(name);  // a material's stiffness once, not per tet
+    if (fresh) {
+      const MaterialSettings& material = scene.materials.at(name);
+      known->second = {stvk_stiffness(material), material.params.at("density")};
+    }
+    fine.push_back(known->second);
   }
   return fine;
 }
@@ -81,24 +64,65 @@ Real min_altitude(const RestShape& rest) {
   return 1 / largest;
 }
 
+FemModel build(MPI_Comm comm, const Scene& scene, const Level0Mesh& level0, const std::vector<Index>& roots,
+               FemModelParts parts, bool whole);
+
 }  // namespace
+
+Level0Mesh make_level0_mesh(MPI_Comm comm, const Scene& scene) {
+  Level0Mesh level0;
+  TetMesh& mesh = level0.mesh;
+  std::string error;
+  if (mpi::rank(comm) == 0) try {
+      for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
+        const TetMesh body = body_tet_mesh(scene.bodies[b], scene.sections.get<FemSettings>().spacing);
+        const auto offset = static_cast<std::int32_t>(mesh.vertex_count());
+        mesh.vertices.insert(mesh.vertices.end(), body.vertices.begin(), body.vertices.end());
+        for (std::int32_t v : body.tets) mesh.tets.push_back(v + offset);
+        level0.tet_body.resize(mesh.tet_count(), static_cast<std::int32_t>(b));
+      }
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  raise_collectively(comm, error);
+  mpi::broadcast(mesh.vertices, 0, comm);
+  mpi::broadcast(mesh.tets, 0, comm);
+  mpi::broadcast(level0.tet_body, 0, comm);
+  return level0;
+}
 
 FemModel build_fem_model(MPI_Comm comm, const Scene& scene) { return build_fem_model(comm, scene, nullptr); }
 
 FemModel build_fem_model(MPI_Comm comm, const Scene& scene,
                          const std::function<std::vector<Index>(const TetMesh&)>& held_roots) {
+  const Level0Mesh level0 = make_level0_mesh(comm, scene);
+  if (held_roots) return build_fem_model(comm, scene, level0, held_roots(level0.mesh));
+  return build(comm, scene, level0, {}, {}, true);
+}
+
+FemModel build_fem_model(MPI_Comm comm, const Scene& scene, const Level0Mesh& level0,
+                         const std::vector<Index>& roots, FemModelParts parts) {
+  return build(comm, scene, level0, roots, parts, false);
+}
+
+namespace {
+
+// `whole`: every root, numbered without the partial build's tables (roots is then ignored).
+FemModel build(MPI_Comm comm, const Scene& scene, const Level0Mesh& level0, const std::vector<Index>& roots,
+               FemModelParts parts, bool whole) {
   FemModel model;
-  std::vector<std::int32_t> root_body;
-  const TetMesh mesh = level0_mesh(comm, scene, root_body);
+  const std::vector<std::int32_t>& root_body = level0.tet_body;
   const int max_level = scene.sections.get<FemSettings>().max_level;
   model.hierarchy =
-      held_roots ? build_hierarchy(mesh, max_level, held_roots(mesh)) : build_hierarchy(mesh, max_level);
+      whole ? build_hierarchy(level0.mesh, max_level) : build_hierarchy(level0.mesh, max_level, roots);
   const TetHierarchy& h = model.hierarchy;
 
-  HomogenisationSettings homogenisation;
-  homogenisation.linear_tolerance = scene.sections.get<FemSettings>().linear_tolerance;
-  homogenisation.vertices_only = scene.sections.get<FemSettings>().boundary == "vertices_only";
-  model.constants = homogenise(comm, h, fine_materials(scene, h, root_body), homogenisation);
+  if (parts.constants) {
+    HomogenisationSettings homogenisation;
+    homogenisation.linear_tolerance = scene.sections.get<FemSettings>().linear_tolerance;
+    homogenisation.vertices_only = scene.sections.get<FemSettings>().boundary == "vertices_only";
+    model.constants = homogenise(comm, h, fine_materials(scene, h, root_body), homogenisation);
+  }
 
   // Nodes: a level-0 vertex belongs to the body of a tet using it; a midpoint to its edge's.
   model.node_body.assign(h.node_count(), 0);
@@ -117,6 +141,7 @@ FemModel build_fem_model(MPI_Comm comm, const Scene& scene,
   }
   for (const BodySettings& body : scene.bodies) model.body_velocity.push_back(body.velocity);
 
+  if (!parts.stable_dt) return model;
   Real speed = 0;
   for (const BodySettings& body : scene.bodies)
     for (const std::string& name : {body.material, body.method_keys.get<FemBody>().alternate_material})
@@ -128,5 +153,7 @@ FemModel build_fem_model(MPI_Comm comm, const Scene& scene,
   model.stable_dt = 0.4 * altitude / speed;
   return model;
 }
+
+}  // namespace
 
 }  // namespace nendo::fem

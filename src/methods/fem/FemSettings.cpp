@@ -76,6 +76,13 @@ SettingsKeys<FemSettings> fem_keys() {
                "the coarse tet's faces follows the imposed strain; vertices_only, the paper's "
                "literal reading (only the 4 corners held; softer, see the method page)"),
            &S::boundary)
+      .add(KeySchema::choice(
+               "model", {"local", "whole"},
+               "what each rank builds of the hierarchy, its constants and active set: local, the "
+               "roots around its nodes and the balance reach beyond, built again when its nodes "
+               "move beyond them (memory per rank falls with the ranks); whole, every root, once "
+               "(no rebuilds: faster for small meshes whose bodies cross many blocks)"),
+           &S::model)
       .check([](const scene::MapReader& fem, S& settings) {
         if (settings.min_level > settings.max_level)
           fem.fail("min_level", "is " + std::to_string(settings.min_level) + ", above max_level (" +

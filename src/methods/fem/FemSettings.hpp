@@ -21,6 +21,7 @@ struct FemSettings {
   Real bulk_viscosity = 0;             // φ (Pa s), the same at every level (§10 C11)
   Real shear_viscosity = 0;            // ψ (Pa s)
   std::string boundary = "kinematic";  // kinematic | vertices_only (§10 C2)
+  std::string model = "local";         // local | whole: what each rank builds (issue 34)
 };
 
 // The keys an fem body adds (body.method_keys.get<FemBody>()).

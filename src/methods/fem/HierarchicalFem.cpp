@@ -1,11 +1,13 @@
 #include "methods/fem/HierarchicalFem.hpp"
 
 #include <fmt/format.h>
+#include <malloc.h>
 
 #include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <numeric>
 
@@ -43,12 +45,12 @@ Real stretch_bound(const fem::Voigt& E) {
 }
 
 // The longest edge of the level-0 tets: the scale of the balance reach.
-Real longest_level0_edge(const fem::TetHierarchy& h) {
+Real longest_level0_edge(const TetMesh& mesh) {
   Real longest = 0;
-  for (Index t = 0; t < h.level_begin[1]; ++t)
+  for (std::size_t t = 0; t < mesh.tet_count(); ++t)
     for (const auto& e : fem::kEdges) {
-      const Real* a = h.rest_position(h.stored_corners[t][e[0]]);
-      const Real* b = h.rest_position(h.stored_corners[t][e[1]]);
+      const Real* a = &mesh.vertices[3 * static_cast<std::size_t>(mesh.tets[4 * t + e[0]])];
+      const Real* b = &mesh.vertices[3 * static_cast<std::size_t>(mesh.tets[4 * t + e[1]])];
       longest = std::max(longest, std::sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) +
                                             (a[2] - b[2]) * (a[2] - b[2])));
     }
@@ -87,6 +89,22 @@ bool surely_within_linear_range(const fem::TetConstants& c, const fem::Voigt& gr
 // (9 merges).
 constexpr Real kErrorCoarsening = 0.25;
 
+// The rings of roots a model holds beyond what its view needs, so that it is built again only when
+// the view has moved a root's width.
+constexpr int kSlackRings = 1;
+
+std::uint64_t hash_ids(const ParticleId* ids, std::size_t count) {  // the same for any order
+  std::uint64_t set = count;
+  for (std::size_t i = 0; i < count; ++i) set += splitmix64(ids[i]);
+  return set;
+}
+
+std::uint64_t hash_sequence(const std::vector<ParticleId>& ids) {  // of the ids in their order
+  std::uint64_t sequence = ids.size();
+  for (ParticleId n : ids) sequence = splitmix64(sequence ^ n);
+  return sequence;
+}
+
 }  // namespace
 
 HierarchicalFem::HierarchicalFem(const Scene& scene)
@@ -106,35 +124,172 @@ void HierarchicalFem::register_fields(ParticleSet& particles) const {
   particles.add_field("fixed", FieldType::Int32, 1);
 }
 
-void HierarchicalFem::build_model(MPI_Comm comm) {
-  if (model_) return;
-  model_ = std::make_unique<fem::FemModel>(fem::build_fem_model(comm, scene_));
-}
-
 // A fresh run: the active set starts at min_level (spec §6.3 "initial active set"); each rank makes
-// the particles of its share of the nodes, which Space::distribute() then sends to their owners.
+// the particles of the nodes whose smallest root is in its share of the roots, from a model of
+// those roots without constants, which Space::distribute() then sends to their owners.
 void HierarchicalFem::seed(MPI_Comm comm, const Scene& /*scene*/, ParticleSet& particles) {
-  build_model(comm);
-  active_ = std::make_unique<fem::ActiveSet>(model_->hierarchy, scene_.sections.get<FemSettings>().min_level);
-  const fem::TetHierarchy& h = model_->hierarchy;
-  status_.resize(h.node_count());
-  for (std::size_t n = 0; n < h.node_count(); ++n) status_[n] = active_->status(static_cast<Index>(n));
-  const std::size_t nodes = h.node_count(), rank = static_cast<std::size_t>(mpi::rank(comm)),
-                    ranks = static_cast<std::size_t>(mpi::size(comm));
-  for (std::size_t n = rank * nodes / ranks; n < (rank + 1) * nodes / ranks; ++n) {
-    if (status_[n] == NodeStatus::Inactive) continue;
+  const FemSettings& fs = scene_.sections.get<FemSettings>();
+  level0_ = fem::make_level0_mesh(comm, scene_);
+  level0_roots_ = std::make_unique<fem::Level0Roots>(level0_.mesh, fs.max_level);
+  const auto roots = static_cast<std::size_t>(root_count()), rank = static_cast<std::size_t>(mpi::rank(comm)),
+             ranks = static_cast<std::size_t>(mpi::size(comm));
+  const auto first = static_cast<Index>(rank * roots / ranks),
+             end = static_cast<Index>((rank + 1) * roots / ranks);
+  std::vector<Index> share(static_cast<std::size_t>(end - first));
+  std::iota(share.begin(), share.end(), first);
+  const fem::FemModel model = fem::build_fem_model(comm, scene_, level0_, share, {false, false});
+  const fem::TetHierarchy& h = model.hierarchy;
+  const fem::ActiveSet active(h, fs.min_level);
+  for (std::size_t n = 0; n < h.node_count(); ++n) {
+    const NodeStatus status = active.status(static_cast<Index>(n));
+    const Index id = h.global_node(static_cast<Index>(n)), home = level0_roots_->home_root(id);
+    if (status == NodeStatus::Inactive || home < first || home >= end) continue;
     const std::size_t p = particles.size();
     particles.resize(p + 1);
-    particles.ids()[p] = n;
+    particles.ids()[p] = static_cast<ParticleId>(id);
     std::copy_n(h.rest_position(static_cast<Index>(n)), 3, particles.positions() + 3 * p);
-    const Vec3& v = model_->body_velocity[model_->node_body[n]];
+    const Vec3& v = model.body_velocity[model.node_body[n]];
     std::copy_n(v.data(), 3, particles.real("velocity") + 3 * p);
     particles.real("mass")[p] = 0;  // lumped once the particles are distributed
-    particles.int32("status")[p] = static_cast<std::int32_t>(status_[n]);
+    particles.int32("status")[p] = static_cast<std::int32_t>(status);
     particles.int32("level")[p] = h.node_level[n];
-    particles.int32("fixed")[p] = model_->fixed[n];
-    if (model_->fixed[n]) std::fill_n(particles.real("velocity") + 3 * p, 3, 0.0);
+    particles.int32("fixed")[p] = model.fixed[n];
+    if (model.fixed[n]) std::fill_n(particles.real("velocity") + 3 * p, 3, 0.0);
   }
+}
+
+std::vector<Index> HierarchicalFem::roots_needed(const ParticleId* ids, std::size_t count) const {
+  std::vector<Index> roots;
+  if (scene_.sections.get<FemSettings>().model == "whole") {
+    roots.resize(static_cast<std::size_t>(root_count()));
+    std::iota(roots.begin(), roots.end(), 0);
+    return roots;
+  }
+  std::vector<std::uint8_t> seen(static_cast<std::size_t>(root_count()), 0);
+  const fem::TetHierarchy* h = model_ ? &model_->hierarchy : nullptr;
+  for (std::size_t i = 0; i < count; ++i) {
+    // A held node lies in a root only if its parent edge does, so in a root around the level-0
+    // vertex reached through first parents; of another, the roots around its numbering root.
+    Index n = h ? h->local_node(static_cast<Index>(ids[i])) : -1;
+    if (n < 0) {
+      level0_roots_->add_holders(static_cast<Index>(ids[i]), seen, roots);
+      continue;
+    }
+    while (h->node_level[n] > 0) n = h->node_edge[n][0];
+    level0_roots_->add_roots_at(h->global_node(n), seen, roots);
+  }
+  std::sort(roots.begin(), roots.end());
+  return level0_roots_->rings_around(roots, 1 + (adaptive_ ? hold_rings_ : 0));
+}
+
+bool HierarchicalFem::outgrown(const std::vector<Index>& needs) const {
+  return !model_ || !std::includes(model_->hierarchy.roots.begin(), model_->hierarchy.roots.end(),
+                                   needs.begin(), needs.end());
+}
+
+void HierarchicalFem::cover(MPI_Comm comm, const std::vector<Index>& needs) {
+  int any = outgrown(needs);
+  MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm);
+  if (any) rebuild(comm, needs);
+}
+
+// A rank keeps the roots it holds up to date in its new model, to answer for them until this
+// round's fetch (a migration or re-balance can take a region far away); the next build leaves
+// those it then no longer holds out. A model larger than its needs is not built again on its
+// own: every build costs all ranks.
+void HierarchicalFem::rebuild(MPI_Comm comm, const std::vector<Index>& needs) {
+  const std::vector<Index> wanted = level0_roots_->rings_around(needs, kSlackRings);
+  std::vector<Index> roots = wanted;
+  if (model_ && adaptive_) {
+    const std::vector<Index>& held = model_->hierarchy.roots;
+    std::vector<Index> answered;
+    for (std::size_t r = 0; r < held.size(); ++r)
+      if (accurate_[r]) answered.push_back(held[r]);
+    roots.clear();
+    std::set_union(wanted.begin(), wanted.end(), answered.begin(), answered.end(), std::back_inserter(roots));
+  }
+  build_model(comm, roots);
+  // The build's many small temporaries (the shared-node tables, the old model) are freed between
+  // the blocks that stay: give their pages back, or the resident set keeps them (12 MiB of the
+  // busiest rank's peak on the 1.18 M-tet slab).
+  malloc_trim(0);
+}
+
+// The model of `roots` (collective). The active set keeps the states of the roots held up to date
+// before; a fresh run's are all at min_level, a restart's the checkpoint's. The view is located
+// again and the incidence will be rebuilt.
+void HierarchicalFem::build_model(MPI_Comm comm, const std::vector<Index>& roots) {
+  const int min_level = scene_.sections.get<FemSettings>().min_level;
+  // The states worth keeping, by global numbers, so that the old model is gone before the new
+  // one is built. Without level changes every root stays at min_level.
+  const bool fresh = !model_;
+  std::vector<std::pair<Index, std::vector<Index>>> kept;  // (root, its active tets)
+  if (!fresh && adaptive_ && !restored_)
+    for (std::size_t r = 0; r < accurate_.size(); ++r)
+      if (accurate_[r])
+        kept.emplace_back(model_->hierarchy.roots[r],
+                          global_tets(active_->active_tets({static_cast<Index>(r)})));
+  active_.reset();
+  model_.reset();
+  accurate_ = {}, status_ = {}, slot_ = {};
+  // The stable step is the whole mesh's: found at the first build, kept by the others.
+  const Real stable_dt = model_builds_ > 0 ? stable_dt_ : 0;
+  model_ = std::make_unique<fem::FemModel>(
+      fem::build_fem_model(comm, scene_, level0_, roots, {true, model_builds_ == 0}));
+  if (model_builds_ > 0) model_->stable_dt = stable_dt;
+  stable_dt_ = model_->stable_dt;
+  ++model_builds_;
+  const fem::TetHierarchy& h = model_->hierarchy;
+  const auto held = static_cast<std::size_t>(h.level_begin[1]);
+  if (restored_) {
+    active_ = std::make_unique<fem::ActiveSet>(h, local_tets(restored_active_), min_level);
+    accurate_.assign(held, 1);
+    restored_ = false;
+    restored_active_ = {};
+  } else {
+    active_ = std::make_unique<fem::ActiveSet>(h, min_level);
+    accurate_.assign(held, fresh || !adaptive_ ? 1 : 0);  // a fresh run's roots are all at min_level
+    for (const auto& [root, state] : kept)
+      if (const Index r = h.local_root(root); r >= 0) {
+        active_->set_root(r, local_tets(state));
+        accurate_[static_cast<std::size_t>(r)] = 1;
+      }
+  }
+  status_.resize(h.node_count());
+  for (std::size_t n = 0; n < status_.size(); ++n) status_[n] = active_->status(static_cast<Index>(n));
+  slot_.assign(h.node_count(), -1);
+  located_ = false;
+  view_node_.clear();
+  locate_view();
+  topology_changed_ = true;
+  held_known_ = false;
+}
+
+void HierarchicalFem::locate_view() {
+  const fem::TetHierarchy& h = model_->hierarchy;
+  const std::uint64_t sequence = hash_sequence(view_.ids());
+  if (view_node_.size() != view_.size() || !located_ || sequence != located_for_) {
+    view_node_.resize(view_.size());
+    for (std::size_t i = 0; i < view_.size(); ++i)
+      view_node_[i] = h.local_node(static_cast<Index>(view_.id(i)));
+    located_for_ = sequence;
+    located_ = true;
+  }
+  for (std::size_t i = 0; i < view_.size(); ++i)
+    if (view_node_[i] >= 0) slot_[view_node_[i]] = static_cast<std::int32_t>(i);
+}
+
+std::vector<Index> HierarchicalFem::global_tets(const std::vector<Index>& local) const {
+  std::vector<Index> global(local.size());
+  for (std::size_t i = 0; i < local.size(); ++i) global[i] = model_->hierarchy.global_tet(local[i]);
+  return global;
+}
+
+std::vector<Index> HierarchicalFem::local_tets(const std::vector<Index>& global) const {
+  std::vector<Index> local;
+  for (Index t : global)
+    if (const Index l = model_->hierarchy.local_tet(t); l >= 0) local.push_back(l);
+  return local;
 }
 
 // The exchanges of level changes (issue 34). A refinement forces refinements of coarser tets at
@@ -144,11 +299,9 @@ void HierarchicalFem::seed(MPI_Comm comm, const Scene& /*scene*/, ParticleSet& p
 void HierarchicalFem::start_exchanges(Space& space) {
   comm_ = space.comm();
   if (!exchange_) exchange_ = std::make_unique<SparseExchange>(comm_);
-  const fem::TetHierarchy& h = model_->hierarchy;
-  accurate_.assign(static_cast<std::size_t>(h.level_begin[1]), 1);
-  held_known_ = false;  // every root is up to date now: the next view drops those far from it
-  hold_rings_ = 1 + 2 * std::max(h.max_level - 1, 0);
-  longest_edge_ = longest_level0_edge(h);
+  held_known_ = false;  // every held root is up to date now: the next view drops those far from it
+  hold_rings_ = 1 + 2 * std::max(scene_.sections.get<FemSettings>().max_level - 1, 0);
+  longest_edge_ = longest_level0_edge(level0_.mesh);
   stretch_allowance_ = 2;
   reach_distance_ = stretch_allowance_ * (hold_rings_ + 3) * longest_edge_ + space.geometry().dx;
 }
@@ -183,7 +336,7 @@ std::vector<Index> HierarchicalFem::active_tets() const {
   std::vector<Index> roots;
   for (Index r = 0; r < model_->hierarchy.level_begin[1]; ++r)
     if (owns_root(r)) roots.push_back(r);
-  std::vector<Index> all = mpi::all_gather(active_->active_tets(roots), comm_);
+  std::vector<Index> all = mpi::all_gather(global_tets(active_->active_tets(roots)), comm_);
   std::sort(all.begin(), all.end());
   return all;
 }
@@ -192,16 +345,23 @@ std::size_t HierarchicalFem::held_roots() const {
   return static_cast<std::size_t>(std::count(accurate_.begin(), accurate_.end(), 1));
 }
 
+// The model is built for the restored view, with the checkpoint's active tets of its roots.
 void HierarchicalFem::restore(Space& space, const StateRecord& state) {
-  build_model(space.comm());
   const auto it = state.integers.find("active_tets");
   if (it == state.integers.end()) throw InputError("checkpoint: no active_tets record for the fem method");
-  const std::vector<Index> active(it->second.begin(), it->second.end());
-  active_ = std::make_unique<fem::ActiveSet>(model_->hierarchy, active,
-                                             scene_.sections.get<FemSettings>().min_level);
-  status_.resize(model_->hierarchy.node_count());
-  for (std::size_t n = 0; n < status_.size(); ++n) status_[n] = active_->status(static_cast<Index>(n));
-  topology_changed_ = true;
+  if (!level0_roots_) {
+    level0_ = fem::make_level0_mesh(space.comm(), scene_);
+    level0_roots_ =
+        std::make_unique<fem::Level0Roots>(level0_.mesh, scene_.sections.get<FemSettings>().max_level);
+  }
+  restored_active_.assign(it->second.begin(), it->second.end());
+  restored_ = true;
+  model_.reset();
+  active_.reset();
+  slot_.clear();
+  view_node_.clear();
+  located_ = false;
+  needs_known_ = false;
   start_exchanges(space);
   gather_view(space);
   build_incidence(space);
@@ -236,17 +396,35 @@ void HierarchicalFem::advance(Space& space, Real t, Real dt) {
 // The view: owned particles, then the halo copies.
 
 void HierarchicalFem::gather_view(Space& space) {
-  for (ParticleId id : view_.ids()) slot_[id] = -1;
+  for (Index n : view_node_)
+    if (n >= 0) slot_[n] = -1;
   for (Index n : made_in_view_) slot_[n] = -1;
   made_in_view_.clear();
-  slot_.resize(model_->hierarchy.node_count(), -1);
   view_.assign(space.particles(), space.halo().particles());
   view_.gather("position", x_);
   view_.gather("velocity", v_);
-  for (std::size_t i = 0; i < view_.size(); ++i) slot_[view_.id(i)] = static_cast<std::int32_t>(i);
+  // The same owned nodes in any order need the same roots.
+  const std::uint64_t set = hash_ids(view_.ids().data(), view_.owned());
+  if (!needs_known_ || set != needs_for_) {
+    needs_ = roots_needed(view_.ids().data(), view_.owned());
+    needs_for_ = set;
+    needs_known_ = true;
+  }
+  // A first view builds the model (every rank has none: initialize, restore); a later one that
+  // outgrew it tells check_reach, whose allreduce follows every view.
+  if (!model_)
+    cover(space.comm(), needs_);
+  else
+    outgrown_ = outgrown(needs_);
+  locate_view();
+  wanted_.clear();
   if (adaptive_) {
-    update_neighbours(space);       // the marks of this step go to these
-    want_roots(view_.ids(), true);  // fetched by the next check_reach
+    update_neighbours(space);  // the marks of this step go to these
+    if (!held_known_ || set != held_for_) {
+      want_roots(needs_, true);  // fetched by the next check_reach
+      held_for_ = set;
+      held_known_ = true;
+    }
   }
   find_hanging();
 }
@@ -257,8 +435,8 @@ void HierarchicalFem::find_hanging() {
   hanging_masters_.clear();
   std::vector<fem::Master> masters;
   for (std::size_t i = 0; i < view_.size(); ++i) {
-    const auto n = static_cast<Index>(view_.id(i));
-    if (status_[n] != NodeStatus::Hanging) continue;
+    const Index n = view_node_[i];
+    if (n < 0 || status_[n] != NodeStatus::Hanging) continue;
     active_->masters(n, masters);
     if (masters.size() != 2 || slot_[masters[0].node] < 0 || slot_[masters[1].node] < 0) {
       beyond_ += i < view_.owned();  // an owned hanging node must follow its masters; a halo copy may not
@@ -277,11 +455,23 @@ void HierarchicalFem::find_hanging() {
 void HierarchicalFem::check_reach(MPI_Comm comm, const char* what, int* any, int* stretched) {
   const long beyond = beyond_;
   beyond_ = 0;
-  int values[4] = {beyond == 0 ? INT_MAX : mpi::rank(comm), wanted_.empty() ? 0 : -1, any && *any ? -1 : 0,
-                   stretched && *stretched ? -1 : 0};
-  MPI_Allreduce(MPI_IN_PLACE, values, 4, MPI_INT, MPI_MIN, comm);
+  int values[5] = {beyond == 0 ? INT_MAX : mpi::rank(comm), wanted_.empty() ? 0 : -1, any && *any ? -1 : 0,
+                   stretched && *stretched ? -1 : 0, outgrown_ ? -1 : 0};
+  MPI_Allreduce(MPI_IN_PLACE, values, 5, MPI_INT, MPI_MIN, comm);
   if (any) *any = values[2] < 0;
   if (stretched) *stretched = values[3] < 0;
+  if (values[4] < 0) {  // a view outgrew its model: every rank builds its own again
+    outgrown_ = false;
+    rebuild(comm, needs_);
+    if (adaptive_) {
+      want_roots(needs_, true);
+      held_for_ = needs_for_;
+      held_known_ = true;
+    }
+    find_hanging();
+    check_reach(comm, what);
+    return;
+  }
   if (values[1] < 0) {  // the view's statuses were not all up to date: the check is made again
     fetch_wanted();
     drop_unheld();
@@ -348,7 +538,7 @@ void HierarchicalFem::mark(std::vector<Index>& refine, std::vector<Index>& coars
   Real x[4][3];
   const auto deformation_of = [&](Index t) {
     if (!gather_corners(t, x))
-      throw CollectiveError("fem: tet " + std::to_string(t) + " reaches beyond the halo");
+      throw CollectiveError("fem: tet " + std::to_string(h.global_tet(t)) + " reaches beyond the halo");
     return fem::deformation_gradient(rest_shape(t), x);
   };
   // The Green strain of a tet, as recover_strains found it if it did.
@@ -485,15 +675,11 @@ void HierarchicalFem::refresh_status(const std::vector<Index>& tets) {
   }
 }
 
-void HierarchicalFem::want_roots(const std::vector<ParticleId>& nodes, bool drop) {
+void HierarchicalFem::want_roots(const std::vector<Index>& needs, bool drop) {
   wanted_.clear();
-  // The same nodes (in any order, as particles change blocks): the same roots.
-  std::uint64_t set = nodes.size();
-  for (ParticleId n : nodes) set += splitmix64(n);
-  if (drop && held_known_ && set == held_for_) return;
-  const fem::TetHierarchy& h = model_->hierarchy;
-  const std::vector<Index> held =
-      fem::rings_around(h, fem::roots_around(h, nodes.data(), nodes.size()), hold_rings_);
+  std::vector<Index> held;
+  for (Index g : needs)
+    if (const Index r = model_->hierarchy.local_root(g); r >= 0) held.push_back(r);  // else: outgrown_
   for (Index r : held)
     if (!accurate_[r]) wanted_.push_back(r);
   if (!drop) return;
@@ -501,8 +687,6 @@ void HierarchicalFem::want_roots(const std::vector<ParticleId>& nodes, bool drop
   // re-balance may be the one that answers for it.
   to_hold_ = held;
   drop_pending_ = true;
-  held_for_ = set;
-  held_known_ = true;
 }
 
 void HierarchicalFem::drop_unheld() {
@@ -514,26 +698,31 @@ void HierarchicalFem::drop_unheld() {
   to_hold_.clear();
 }
 
+// Roots and tets travel by their global numbers.
 void HierarchicalFem::fetch_wanted() {
+  const fem::TetHierarchy& h = model_->hierarchy;
+  const auto put_state = [&](Bytes& out, Index r) {
+    put(out, h.roots[r]);
+    put_list(out, global_tets(active_->active_tets({r})));
+  };
+  std::vector<Index> wanted_ids;
+  for (Index r : wanted_) wanted_ids.push_back(h.roots[r]);
   std::map<int, Bytes> requests;
   if (!wanted_.empty())
-    for (int q : neighbours_) put_list(requests[q], wanted_);
+    for (int q : neighbours_) put_list(requests[q], wanted_ids);
   std::map<int, Bytes> replies;
   for (const Message& m : exchange_->discover(requests)) {
     ByteReader in(m.bytes);
-    for (Index r : take_list(in))
-      if (accurate_[r]) {
-        put(replies[m.rank], r);
-        put_list(replies[m.rank], active_->active_tets({r}));
-      }
+    for (Index g : take_list(in))
+      if (const Index r = h.local_root(g); r >= 0 && accurate_[r]) put_state(replies[m.rank], r);
   }
   std::vector<Index> touched;
   const auto take_states = [&](const std::vector<Message>& messages) {
     for (const Message& m : messages)
       for (ByteReader in(m.bytes); !in.done();) {
-        const auto r = in.get<Index>();
-        const std::vector<Index> state = take_list(in);
-        if (accurate_[r]) continue;
+        const Index r = h.local_root(in.get<Index>());
+        const std::vector<Index> state = local_tets(take_list(in));
+        if (r < 0 || accurate_[r]) continue;
         const std::vector<Index> stale = active_->active_tets({r});
         touched.insert(touched.end(), stale.begin(), stale.end());
         active_->set_root(r, state);
@@ -546,7 +735,7 @@ void HierarchicalFem::fetch_wanted() {
   // had is asked of every rank (rare: the list is gathered everywhere).
   std::vector<Index> missing;
   for (Index r : wanted_)
-    if (!accurate_[r]) missing.push_back(r);
+    if (!accurate_[r]) missing.push_back(h.roots[r]);
   int any = !missing.empty();
   MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm_);
   if (any) {
@@ -557,10 +746,8 @@ void HierarchicalFem::fetch_wanted() {
     std::size_t at = 0;
     for (int q = 0; q < static_cast<int>(counts.size()); at += static_cast<std::size_t>(counts[q++]))
       for (std::size_t i = at; i < at + static_cast<std::size_t>(counts[q]); ++i)
-        if (accurate_[all[i]] && q != mpi::rank(comm_)) {
-          put(answers[q], all[i]);
-          put_list(answers[q], active_->active_tets({all[i]}));
-        }
+        if (const Index r = h.local_root(all[i]); r >= 0 && accurate_[r] && q != mpi::rank(comm_))
+          put_state(answers[q], r);
     take_states(exchange_->discover(answers));
   }
   refresh_status(touched);
@@ -574,18 +761,19 @@ void HierarchicalFem::fetch_wanted() {
                                       "(an fem bug: please report it)");
 }
 
-// Each rank's marks to its neighbours; keeps the marks of the roots it holds.
+// Each rank's marks to its neighbours (global numbers); keeps the marks of the roots it holds.
 void HierarchicalFem::exchange_marks(std::vector<Index>& refine, std::vector<Index>& coarsen) {
   std::map<int, Bytes> outgoing;
-  if (!refine.empty() || !coarsen.empty())
-    for (int q : neighbours_) {
-      put_list(outgoing[q], refine);
-      put_list(outgoing[q], coarsen);
-    }
+  if (!refine.empty() || !coarsen.empty()) {
+    Bytes marks;
+    put_list(marks, global_tets(refine));
+    put_list(marks, global_tets(coarsen));
+    for (int q : neighbours_) outgoing[q] = marks;
+  }
   for (const Message& m : exchange_->discover(outgoing)) {
     ByteReader in(m.bytes);
-    for (Index t : take_list(in)) refine.push_back(t);
-    for (Index t : take_list(in)) coarsen.push_back(t);
+    for (Index t : local_tets(take_list(in))) refine.push_back(t);
+    for (Index t : local_tets(take_list(in))) coarsen.push_back(t);
   }
   const fem::TetHierarchy& h = model_->hierarchy;
   const auto far = [&](Index t) { return !accurate_[h.root(t)]; };
@@ -594,12 +782,13 @@ void HierarchicalFem::exchange_marks(std::vector<Index>& refine, std::vector<Ind
 }
 
 HierarchicalFem::RootStates HierarchicalFem::settle_roots(fem::ActiveSet::StepChanges& changes) {
+  const fem::TetHierarchy& h = model_->hierarchy;
   Bytes owned_states;
   RootStates changed;  // root → its state before the step
   for (auto& [r, before] : changes.before)
     if (owns_root(r)) {
-      put(owned_states, r);
-      put_list(owned_states, active_->active_tets({r}));
+      put(owned_states, h.roots[r]);
+      put_list(owned_states, global_tets(active_->active_tets({r})));
       changed[r] = before;
     }
   std::map<int, Bytes> outgoing;
@@ -607,9 +796,9 @@ HierarchicalFem::RootStates HierarchicalFem::settle_roots(fem::ActiveSet::StepCh
     for (int q : neighbours_) outgoing[q] = owned_states;
   for (const Message& m : exchange_->discover(outgoing))
     for (ByteReader in(m.bytes); !in.done();) {
-      const auto r = in.get<Index>();
-      const std::vector<Index> state = take_list(in);
-      if (!accurate_[r] || owns_root(r)) continue;
+      const Index r = h.local_root(in.get<Index>());
+      const std::vector<Index> state = local_tets(take_list(in));
+      if (r < 0 || !accurate_[r] || owns_root(r)) continue;
       const auto was = changes.before.find(r);
       changed[r] = was != changes.before.end() ? was->second : active_->active_tets({r});
       active_->set_root(r, state);
@@ -638,7 +827,7 @@ void HierarchicalFem::recover_strains(Space& space) {
   recovered_.assign(6 * view_.size(), 0.0);
   for (std::size_t k = 0; k < view_.owned(); ++k) {
     const std::uint32_t begin = incidence_offset_[k], end = incidence_offset_[k + 1];
-    const int node_level = h.node_level[view_.id(k)];
+    const int node_level = h.node_level[view_node_[k]];
     bool read = false;
     for (std::uint32_t e = begin; e < end && !read; ++e) {
       const int level = h.level[needed_[incidence_corner_[e] / 4]];
@@ -710,7 +899,8 @@ void HierarchicalFem::apply_changes(Space& space, const RootStates& changed) {
     made_here.push_back(mine);
     if (sa < 0 || sb < 0) {
       if (mine)
-        throw CollectiveError("fem: the edge of new node " + std::to_string(n) + " reaches beyond the halo");
+        throw CollectiveError("fem: the edge of new node " + std::to_string(h.global_node(n)) +
+                              " reaches beyond the halo");
       continue;
     }
     const std::size_t slot = view_.size() + made_in_view_.size();
@@ -726,7 +916,7 @@ void HierarchicalFem::apply_changes(Space& space, const RootStates& changed) {
     const std::size_t p = own.size();
     own.resize(p + 1);
     keep.push_back(true);
-    own.ids()[p] = static_cast<ParticleId>(n);
+    own.ids()[p] = static_cast<ParticleId>(h.global_node(n));
     std::copy_n(&x_[3 * slot], 3, own.positions() + 3 * p);
     std::copy_n(&v_[3 * slot], 3, own.real("velocity") + 3 * p);
     own.real("mass")[p] = 0;
@@ -769,7 +959,7 @@ void HierarchicalFem::build_incidence(Space& space) {
   needed_rest_.clear();
   std::vector<fem::Master> masters;
   // A tet reaches an owned node through a corner or a master of one, which its root holds.
-  roots_ = fem::roots_around(h, view_.ids().data(), view_.owned());
+  roots_ = fem::roots_around(h, view_node_.data(), view_.owned());
   for (Index t : active_->active_tets(roots_)) {
     const std::size_t before = entries.size();
     const auto index = static_cast<std::uint32_t>(needed_.size());
@@ -961,29 +1151,40 @@ TetMeshView HierarchicalFem::mesh_view(const Space& space) const {
       std::copy_n(static_cast<const unsigned char*>(halo.field(field.name()).raw()), bytes * halo.size(),
                   out + bytes * own.size());
   }
-  // The roots of particles that came here since the last view (a re-balance) may not be held yet.
+  // The particles that came here since the last view (a re-balance, a migration) may need roots
+  // the model lacks, or whose state is not held yet.
+  auto& self = *const_cast<HierarchicalFem*>(this);
+  const std::vector<Index> mesh_needs = roots_needed(own.ids(), own.size());
+  std::vector<Index> needs;  // the view's too: it stays located
+  std::set_union(mesh_needs.begin(), mesh_needs.end(), needs_.begin(), needs_.end(),
+                 std::back_inserter(needs));
+  self.cover(space.comm(), needs);
   if (adaptive_) {
-    auto& self = *const_cast<HierarchicalFem*>(this);
     self.update_neighbours(space);
-    self.want_roots(
-        std::vector<ParticleId>(mesh_vertices_.ids(), mesh_vertices_.ids() + mesh_vertices_.size()), false);
+    self.want_roots(needs, false);
     self.held_known_ = false;  // the next view drops what only this output needed
     int any = !wanted_.empty();
     MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, space.comm());
     if (any) self.fetch_wanted();
   }
-  std::vector<std::int32_t> local(model_->hierarchy.node_count(), -1);
+  const fem::TetHierarchy& h = model_->hierarchy;
+  std::vector<std::int32_t> local(h.node_count(), -1);
+  std::vector<Index> own_nodes(own.size());
   const ParticleId* ids = mesh_vertices_.ids();
-  for (std::size_t i = 0; i < mesh_vertices_.size(); ++i) local[ids[i]] = static_cast<std::int32_t>(i);
+  for (std::size_t i = 0; i < mesh_vertices_.size(); ++i) {
+    const Index n = h.local_node(static_cast<Index>(ids[i]));  // a halo copy beyond the model: −1
+    if (n >= 0) local[n] = static_cast<std::int32_t>(i);
+    if (i < own.size()) own_nodes[i] = n;
+  }
   mesh_tets_.clear();
   std::vector<std::int32_t>& level = mesh_tet_fields_[0].values;
   level.clear();
-  for (Index t : active_->active_tets(fem::roots_around(model_->hierarchy, own.ids(), own.size()))) {
-    const fem::Corners c = model_->hierarchy.corners(t);
+  for (Index t : active_->active_tets(fem::roots_around(h, own_nodes.data(), own_nodes.size()))) {
+    const fem::Corners c = h.corners(t);
     if (local[c[0]] < 0 || static_cast<std::size_t>(local[c[0]]) >= own.size()) continue;
     if (std::any_of(c.begin(), c.end(), [&](Index n) { return local[n] < 0; })) continue;
     for (Index n : c) mesh_tets_.push_back(local[n]);
-    level.push_back(model_->hierarchy.level[t]);
+    level.push_back(h.level[t]);
   }
   return {&mesh_vertices_, &mesh_tets_, &mesh_tet_fields_};
 }

@@ -2,9 +2,11 @@
 // Hierarchical tetrahedral FEM with level selection (Imai, Yue, Chen, Nishita; spec 004) on the
 // O'Brien & Hodgins element (StvkElement.hpp). The nodes of the active tets are the particles of
 // the spine (id = hierarchy node number), so migration, the halo, output and checkpoints carry
-// them; the model (hierarchy, constants) is the same on every rank. The active set is kept up to
-// date only for the level-0 tets ("roots") around the rank's view and the balance reach beyond
-// (issue 34): a root's state is its owner's, the rank that owns the particle of its corner 0.
+// them. Each rank holds the model (hierarchy, constants) and the active set of the level-0 tets
+// ("roots") around its view and the balance reach beyond, plus a ring of slack, numbered locally;
+// ids on particles and in messages are global (issue 34). The model is built again, collectively,
+// when a rank's view outgrows it. A root's state is its owner's, the rank that owns the particle
+// of its corner 0.
 // A step:
 //   view       owned nodes, then the halo copies; roots newly around them taken from neighbours;
 //              hanging nodes put on their masters (§6.2 2)
@@ -30,6 +32,7 @@
 #include "methods/Method.hpp"
 #include "methods/fem/ActiveSet.hpp"
 #include "methods/fem/FemModel.hpp"
+#include "methods/fem/Level0Roots.hpp"
 #include "solvers/NewtonSolver.hpp"
 
 namespace nendo {
@@ -61,7 +64,15 @@ class HierarchicalFem final : public Method {
   const SolverStats* solver_stats() const override { return implicit_ ? &stats_ : nullptr; }
   std::string progress_note() const override;
 
+  // This rank's part of the model, numbered locally (TetHierarchy's global_node, global_tet).
   const fem::FemModel& model() const { return *model_; }
+  fem::Index root_count() const { return level0_roots_->root_count(); }  // of the whole mesh
+  long model_builds() const { return model_builds_; }                    // on this rank, since it was made
+  const fem::Level0Mesh& level0() const { return level0_; }
+  // The whole hierarchy, numbered globally, built on this rank: for tests and small tools.
+  fem::TetHierarchy whole_hierarchy() const {
+    return fem::build_hierarchy(level0_.mesh, model_->hierarchy.max_level);
+  }
   // This rank's copy: up to date for the roots around its view (held_roots()), not elsewhere.
   const fem::ActiveSet& active_set() const { return *active_; }
   // The run's active tets, increasing, each from its root's owner. Collective.
@@ -72,7 +83,18 @@ class HierarchicalFem final : public Method {
   long coarsenings() const { return coarsenings_; }
 
  private:
-  void build_model(MPI_Comm comm);
+  // The roots (global, increasing) that the view's nodes `ids` need held: those that may hold
+  // them and, when adaptive, hold_rings_ beyond.
+  std::vector<fem::Index> roots_needed(const ParticleId* ids, std::size_t count) const;
+  // Collective: if on any rank the model lacks a root of `needs`, every rank builds it again for
+  // its needs and a ring of slack, keeping the states of the roots it held.
+  void cover(MPI_Comm comm, const std::vector<fem::Index>& needs);
+  bool outgrown(const std::vector<fem::Index>& needs) const;          // the model lacks one of them
+  void rebuild(MPI_Comm comm, const std::vector<fem::Index>& needs);  // collective
+  void build_model(MPI_Comm comm, const std::vector<fem::Index>& roots);
+  void locate_view();  // view_node_ and slot_ of the view's entries
+  std::vector<fem::Index> global_tets(const std::vector<fem::Index>& local) const;
+  std::vector<fem::Index> local_tets(const std::vector<fem::Index>& global) const;  // held ones
   void gather_view(Space& space);
   void place_hanging_nodes();
   void interpolate_hanging(std::vector<Real>& values, int components = 3) const;
@@ -89,7 +111,7 @@ class HierarchicalFem final : public Method {
   // want_roots lists those that are not (wanted_), fetch_wanted takes them from the neighbours,
   // and the others are dropped if `drop`.
   void start_exchanges(Space& space);
-  void want_roots(const std::vector<ParticleId>& nodes, bool drop);  // local
+  void want_roots(const std::vector<fem::Index>& needs, bool drop);  // local
   void fetch_wanted();                                               // collective
   void drop_unheld();  // after a fetch: the roots want_roots did not find
   void find_hanging();
@@ -114,7 +136,17 @@ class HierarchicalFem final : public Method {
   fem::RestShape rest_shape(fem::Index t) const;  // a needed tet's, else computed
 
   Scene scene_;
+  fem::Level0Mesh level0_;                          // the whole level-0 mesh, on every rank
+  std::unique_ptr<fem::Level0Roots> level0_roots_;  // and its roots around its vertices
   std::unique_ptr<fem::FemModel> model_;
+  long model_builds_ = 0;
+  Real stable_dt_ = 0;                       // the first build's
+  std::vector<fem::Index> restored_active_;  // a checkpoint's active tets (global), until the model is built
+  bool restored_ = false;
+  std::vector<fem::Index> needs_;  // roots_needed() of the view, for the view ids hashed to needs_for_
+  std::uint64_t needs_for_ = 0;
+  bool needs_known_ = false;
+  bool outgrown_ = false;  // the view's needs are not all in the model: check_reach builds it again
   std::unique_ptr<fem::ActiveSet> active_;
   std::vector<fem::NodeStatus> status_;  // per node, what the particles were made for
   ColliderSet colliders_;
@@ -128,8 +160,12 @@ class HierarchicalFem final : public Method {
   Real level_energy_change_ = 0;  // kinetic energy the level changes added (spec §10 C9), summed
 
   // The view: owned particles, then the halo copies, then the nodes made in this step
-  // (apply_changes) until the view is gathered again; slot_[node] is a node's index or −1.
+  // (apply_changes) until the view is gathered again; slot_[node] is a node's index or −1, and
+  // view_node_[i] entry i's local node number.
   OwnedHaloView view_;
+  std::vector<fem::Index> view_node_;
+  std::uint64_t located_for_ = 0;  // a hash of the ids, in order, view_node_ was found for
+  bool located_ = false;
   std::vector<fem::Index> made_in_view_;
   std::vector<Real> x_, v_;
   std::vector<std::int32_t> slot_;

@@ -484,7 +484,9 @@ void hash_doubles(std::uint64_t& hash, const Real* values, std::size_t count) {
   }
 }
 
-SimilarityKey similarity_key(const TetHierarchy& h, Index t, const FineMaterials& fine) {
+// `digests`: each distinct fine material's hash (its D and density, bit for bit), by its index.
+SimilarityKey similarity_key(const TetHierarchy& h, Index t, const FineMaterials& fine,
+                             const std::vector<std::uint64_t>& digests) {
   SimilarityKey key;
   key.depth = h.max_level - h.level[t];
   const Corners c = h.corners(t);
@@ -499,11 +501,9 @@ SimilarityKey similarity_key(const TetHierarchy& h, Index t, const FineMaterials
       key.shape[3 * k + i] = std::llround((h.rest_position(c[k + 1])[i] - origin[i]) / longest * 1e9);
   key.materials = 14695981039346656037ULL;
   const TetRange range = finest_descendants(h, t);
-  for (Index e = range.begin; e < range.begin + range.count; ++e) {
-    const FineMaterial& material = fine[e - finest_begin(h)];
-    hash_doubles(key.materials, material.D.data(), 36);
-    hash_doubles(key.materials, &material.density, 1);
-  }
+  for (Index e = range.begin; e < range.begin + range.count; ++e)
+    key.materials = (key.materials ^ digests[fine.index(static_cast<std::size_t>(e - finest_begin(h)))]) *
+                    1099511628211ULL;
   return key;
 }
 
@@ -635,12 +635,17 @@ TetConstantsTable homogenise(MPI_Comm comm, const TetHierarchy& h, const FineMat
                              const HomogenisationSettings& settings) {
   check_fine_materials(h, fine);
   const Index coarse_tets = h.level_begin[h.max_level];
+  std::vector<std::uint64_t> digests(fine.distinct_count(), 14695981039346656037ULL);
+  for (std::uint32_t m = 0; m < digests.size(); ++m) {
+    hash_doubles(digests[m], fine.distinct(m).D.data(), 36);
+    hash_doubles(digests[m], &fine.distinct(m).density, 1);
+  }
   std::map<KeyWords, LocalClass> mine;
   std::vector<int> class_of(static_cast<std::size_t>(coarse_tets));
   for (Index t = 0; t < coarse_tets; ++t) {
     const auto index = static_cast<int>(mine.size());
     const auto [it, fresh] =
-        mine.try_emplace(words(similarity_key(h, t, fine)), LocalClass{h.global_tet(t), t, index});
+        mine.try_emplace(words(similarity_key(h, t, fine, digests)), LocalClass{h.global_tet(t), t, index});
     if (!fresh && h.global_tet(t) < it->second.first_global)
       it->second.first_global = h.global_tet(t), it->second.first_local = t;
     class_of[t] = it->second.index;

@@ -235,6 +235,11 @@ void finish(TetHierarchy& h) {
 }  // namespace
 
 std::vector<Index> roots_around(const TetHierarchy& h, const ParticleId* nodes, std::size_t count) {
+  const std::vector<Index> local(nodes, nodes + count);
+  return roots_around(h, local.data(), count);
+}
+
+std::vector<Index> roots_around(const TetHierarchy& h, const Index* nodes, std::size_t count) {
   // A node lies in a root only if its parent edge does, so in a root around the level-0 vertex
   // reached through first parents.
   std::vector<std::uint8_t> vertex_seen(static_cast<std::size_t>(h.node_level_end[0]), 0);

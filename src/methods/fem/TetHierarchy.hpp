@@ -1,8 +1,8 @@
 #pragma once
 // The nested tetrahedral hierarchy of spec 004 §4.1 (H2, H3): the level-0 mesh red-refined
 // (Bey 1995) to max_level, every level conforming, midpoints shared. The hierarchy is a pure
-// function of the level-0 mesh, so every rank builds the same one and its numbering is the global
-// numbering: node n and tet t mean the same thing on every rank and in every checkpoint.
+// function of the level-0 mesh, so its numbering is a global numbering: node n and tet t mean the
+// same thing on every rank and in every checkpoint, whatever part of it a rank builds.
 //
 // Numbering. Tets level by level: level l is [level_begin[l], level_begin[l+1]); the 8 children of
 // tet t of level l < max_level are child(t, 0..7) = level_begin[l+1] + 8 (t − level_begin[l]) + k,
@@ -76,6 +76,18 @@ struct TetHierarchy {
   }
   bool is_ancestor(Index a, Index t) const;  // a strict ancestor of t
   Index global_node(Index n) const { return node_ids.empty() ? n : node_ids[n]; }
+  // A node's, root's or tet's local number from its global one; −1 if not held.
+  Index local_node(Index global) const {
+    if (node_ids.empty()) return global >= 0 && static_cast<std::size_t>(global) < node_count() ? global : -1;
+    const auto at = std::lower_bound(node_ids.begin(), node_ids.end(), global);
+    return at != node_ids.end() && *at == global ? static_cast<Index>(at - node_ids.begin()) : -1;
+  }
+  Index local_root(Index global) const {
+    if (roots.empty()) return global >= 0 && global < level_begin[1] ? global : -1;
+    const auto at = std::lower_bound(roots.begin(), roots.end(), global);
+    return at != roots.end() && *at == global ? static_cast<Index>(at - roots.begin()) : -1;
+  }
+  Index local_tet(Index global) const;
   Index global_tet(Index t) const {
     if (roots.empty()) return t;
     const int l = level[t];
@@ -119,6 +131,20 @@ inline Corners TetHierarchy::corners(Index t) const {
   return child_corners(stored_corners[p], midpoints[p], (t - level_begin[max_level]) % 8);
 }
 
+inline Index TetHierarchy::local_tet(Index global) const {
+  if (roots.empty()) return global >= 0 && static_cast<std::size_t>(global) < tet_count() ? global : -1;
+  Index whole_begin = 0;  // level_begin[l] of the whole hierarchy
+  for (int l = 0; l <= max_level; ++l) {
+    const Index per_root = Index{1} << (3 * l), size = root_total * per_root;
+    if (global >= whole_begin && global - whole_begin < size) {
+      const Index offset = global - whole_begin, slot = local_root(offset / per_root);
+      return slot < 0 ? -1 : level_begin[l] + slot * per_root + offset % per_root;
+    }
+    whole_begin += size;
+  }
+  return -1;
+}
+
 template <class Visit>
 bool TetHierarchy::for_each_neighbour(Index t, Visit&& visit) const {
   if (level[t] >= max_level) return true;
@@ -149,6 +175,7 @@ TetHierarchy build_hierarchy(const TetMesh& level0, int max_level, const std::ve
 // The roots (level-0 tets, increasing) that may hold any of `nodes`: a superset of those that do,
 // found from each node's level-0 ancestor, so that a rank's work follows its own nodes and not the
 // whole mesh (issue 34).
+std::vector<Index> roots_around(const TetHierarchy& h, const Index* nodes, std::size_t count);
 std::vector<Index> roots_around(const TetHierarchy& h, const ParticleId* nodes, std::size_t count);
 
 // `roots` (increasing) and the roots within `rings` steps of them across shared vertices,

@@ -438,7 +438,7 @@ TEST(ActiveSet, ListsUnderRootsAreTheWholeListsThere) {
   }
   EXPECT_GT(fewer, 10);  // not simply every root
   std::cout << fewer << " of 20 node sets around fewer than every root\n";
-  EXPECT_TRUE(roots_around(h, nullptr, 0).empty());
+  EXPECT_TRUE(roots_around(h, static_cast<const ParticleId*>(nullptr), 0).empty());
 }
 
 TEST(ActiveSet, ApplyRefinesMarkedTetsAndCoarsensUntouchedParents) {

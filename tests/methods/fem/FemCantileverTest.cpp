@@ -106,7 +106,8 @@ Level0Nodes static_moderate_sag(int min_level, Real error_tolerance) {
   out.x.assign(60, 0.0);
   for (const Node& n : testing::all_gather(MPI_COMM_WORLD, mine)) std::copy_n(n.x, 3, &out.x[3 * n.id]);
   const auto& fem = static_cast<const HierarchicalFem&>(*run.method);
-  for (fem::Index t : fem.active_tets()) ++out.levels[fem.model().hierarchy.level[t]];
+  const fem::TetHierarchy whole = fem.whole_hierarchy();
+  for (fem::Index t : fem.active_tets()) ++out.levels[whole.level[t]];
   return out;
 }
 

@@ -60,7 +60,8 @@ BeamRun run_beam(MPI_Comm comm, const std::string& preconditioner, int steps) {
   }
   const auto& fem = static_cast<const HierarchicalFem&>(*run.method);
   const ParticleSet& ps = run.space->particles();
-  out.x.assign(3 * fem.model().hierarchy.node_count(), 0.0);
+  const fem::TetHierarchy whole = fem.whole_hierarchy();
+  out.x.assign(3 * whole.node_count(), 0.0);
   for (std::size_t p = 0; p < ps.size(); ++p) {
     std::copy_n(ps.positions() + 3 * p, 3, &out.x[3 * ps.ids()[p]]);
     out.hanging += ps.int32("status")[p] == static_cast<std::int32_t>(fem::NodeStatus::Hanging);
@@ -70,8 +71,7 @@ BeamRun run_beam(MPI_Comm comm, const std::string& preconditioner, int steps) {
   long owned = static_cast<long>(ps.size());
   MPI_Allreduce(&owned, &out.owned_max, 1, MPI_LONG, MPI_MAX, comm);
   MPI_Allreduce(&owned, &out.owned_total, 1, MPI_LONG, MPI_SUM, comm);
-  for (fem::Index t : fem.active_tets())
-    out.levels = std::max(out.levels, static_cast<int>(fem.model().hierarchy.level[t]));
+  for (fem::Index t : fem.active_tets()) out.levels = std::max(out.levels, static_cast<int>(whole.level[t]));
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <set>
 #include <utility>
 
+#include "methods/fem/Level0Roots.hpp"
 #include "methods/fem/RootNumbering.hpp"
 #include "methods/fem/TetHierarchy.hpp"
 
@@ -449,6 +450,36 @@ TEST(RootNumbering, RingIsTheFaceAndEdgeNeighbours) {
     for (int a = 0; a < 4; ++a)
       for (int b = 0; b < 4; ++b) shared += mesh.tets[4 * r + a] == mesh.tets[b];
     EXPECT_EQ(std::binary_search(ring.begin(), ring.end(), r), shared >= 2) << r;
+  }
+}
+
+// What a rank knows of roots it does not hold (issue 34): for every node of the whole hierarchy
+// of a shuffled box, add_holders lists every root holding it (and at most its corners' rings),
+// home_root is the smallest, and rings_around is the vertex-sharing rings.
+TEST(Level0Roots, HoldersOfEveryNodeFromItsGlobalIdAlone) {
+  const TetMesh mesh = shuffled_box(3, 2, 2, 11);
+  const int max_level = 2;
+  const TetHierarchy h = build_hierarchy(mesh, max_level);
+  const Level0Roots roots(mesh, max_level);
+  ASSERT_EQ(roots.root_count(), static_cast<Index>(mesh.tet_count()));
+  std::vector<std::set<Index>> holders(h.node_count());
+  for (Index t = 0; t < static_cast<Index>(h.tet_count()); ++t)
+    for (Index n : h.corners(t)) holders[n].insert(h.root(t));
+  const std::vector<Index> ring1 = roots.rings_around({0}, 1);
+  for (Index n = 0; n < static_cast<Index>(h.node_count()); ++n) {
+    std::vector<std::uint8_t> seen(mesh.tet_count(), 0);
+    std::vector<Index> found;
+    roots.add_holders(n, seen, found);
+    for (Index r : holders[n])
+      EXPECT_TRUE(std::count(found.begin(), found.end(), r)) << "node " << n << " root " << r;
+    EXPECT_EQ(roots.home_root(n), *holders[n].begin()) << "node " << n;
+    EXPECT_EQ(found.size(), std::set<Index>(found.begin(), found.end()).size());  // each once
+  }
+  for (Index r = 0; r < roots.root_count(); ++r) {
+    bool shares = r == 0;
+    for (int a = 0; a < 4; ++a)
+      for (int b = 0; b < 4; ++b) shares = shares || mesh.tets[4 * r + a] == mesh.tets[b];
+    EXPECT_EQ(std::binary_search(ring1.begin(), ring1.end(), r), shares) << r;
   }
 }
 
