@@ -3,10 +3,10 @@
 // O'Brien & Hodgins element (StvkElement.hpp). The nodes of the active tets are the particles of
 // the spine (id = hierarchy node number), so migration, the halo, output and checkpoints carry
 // them. Each rank holds the model (hierarchy, constants) and the active set of the level-0 tets
-// ("roots") around its view and the balance reach beyond, plus a ring of slack, numbered locally;
-// ids on particles and in messages are global (issue 34). The model is built again, collectively,
-// when a rank's view outgrows it. A root's state is its owner's, the rank that owns the particle
-// of its corner 0.
+// ("roots") around its owned nodes, a ring beyond, the balance reach beyond that and a ring of
+// slack, numbered locally; ids on particles and in messages are global (issue 34). The model is
+// built again, collectively, when a rank's nodes outgrow it. A root's state is its owner's, the
+// rank that owns the particle of its corner 0.
 // A step:
 //   view       owned nodes, then the halo copies; roots newly around them taken from neighbours;
 //              hanging nodes put on their masters (§6.2 2)
@@ -83,11 +83,12 @@ class HierarchicalFem final : public Method {
   long coarsenings() const { return coarsenings_; }
 
  private:
-  // The roots (global, increasing) that the view's nodes `ids` need held: those that may hold
-  // them and, when adaptive, hold_rings_ beyond.
+  // The roots (global, increasing) that owned nodes `ids` need held: those that may hold them, a
+  // ring beyond (the corners of their tets and those corners' statuses) and, when adaptive,
+  // hold_rings_ beyond that; every root with fem.model: whole.
   std::vector<fem::Index> roots_needed(const ParticleId* ids, std::size_t count) const;
-  // Collective: if on any rank the model lacks a root of `needs`, every rank builds it again for
-  // its needs and a ring of slack, keeping the states of the roots it held.
+  // Collective: if on any rank the model lacks a root of `needs`, every rank builds it again
+  // (rebuild: its needs, a ring of slack and the roots it answers for, keeping their states).
   void cover(MPI_Comm comm, const std::vector<fem::Index>& needs);
   bool outgrown(const std::vector<fem::Index>& needs) const;          // the model lacks one of them
   void rebuild(MPI_Comm comm, const std::vector<fem::Index>& needs);  // collective
@@ -161,7 +162,7 @@ class HierarchicalFem final : public Method {
 
   // The view: owned particles, then the halo copies, then the nodes made in this step
   // (apply_changes) until the view is gathered again; slot_[node] is a node's index or −1, and
-  // view_node_[i] entry i's local node number.
+  // view_node_[i] entry i's local node number (−1: a halo copy beyond the model, not read).
   OwnedHaloView view_;
   std::vector<fem::Index> view_node_;
   std::uint64_t located_for_ = 0;  // a hash of the ids, in order, view_node_ was found for
