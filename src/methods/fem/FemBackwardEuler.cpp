@@ -38,7 +38,7 @@ FemBackwardEuler::FemBackwardEuler(HierarchicalFem& fem, Space& space, Real dt)
     const std::size_t k = dofs_.node(l);
     for (int c = 0; c < 3; ++c) target_[3 * l + c] = mass[k] * (v[3 * k + c] + dt * fem_.gravity_[c]);
   }
-  h_min_ = fem_.model_->stable_dt;  // 0.4 h_min / c: only the ratio to dt matters below
+  h_min_ = fem_.stable_dt_;  // 0.4 h_min / c: only the ratio to dt matters below
 }
 
 void FemBackwardEuler::spread(const Real* unknowns, std::vector<Real>& out) {

@@ -124,13 +124,18 @@ void HierarchicalFem::register_fields(ParticleSet& particles) const {
   particles.add_field("fixed", FieldType::Int32, 1);
 }
 
+void HierarchicalFem::make_level0(MPI_Comm comm) {
+  level0_ = fem::make_level0_mesh(comm, scene_);
+  level0_roots_ =
+      std::make_unique<fem::Level0Roots>(level0_.mesh, scene_.sections.get<FemSettings>().max_level);
+}
+
 // A fresh run: the active set starts at min_level (spec §6.3 "initial active set"); each rank makes
 // the particles of the nodes whose smallest root is in its share of the roots, from a model of
 // those roots without constants, which Space::distribute() then sends to their owners.
 void HierarchicalFem::seed(MPI_Comm comm, const Scene& /*scene*/, ParticleSet& particles) {
   const FemSettings& fs = scene_.sections.get<FemSettings>();
-  level0_ = fem::make_level0_mesh(comm, scene_);
-  level0_roots_ = std::make_unique<fem::Level0Roots>(level0_.mesh, fs.max_level);
+  make_level0(comm);
   const auto roots = static_cast<std::size_t>(root_count()), rank = static_cast<std::size_t>(mpi::rank(comm)),
              ranks = static_cast<std::size_t>(mpi::size(comm));
   const auto first = static_cast<Index>(rank * roots / ranks),
@@ -233,11 +238,9 @@ void HierarchicalFem::build_model(MPI_Comm comm, const std::vector<Index>& roots
   model_.reset();
   accurate_ = {}, status_ = {}, slot_ = {};
   // The stable step is the whole mesh's: found at the first build, kept by the others.
-  const Real stable_dt = model_builds_ > 0 ? stable_dt_ : 0;
   model_ = std::make_unique<fem::FemModel>(
       fem::build_fem_model(comm, scene_, level0_, roots, {true, model_builds_ == 0}));
-  if (model_builds_ > 0) model_->stable_dt = stable_dt;
-  stable_dt_ = model_->stable_dt;
+  if (model_builds_ == 0) stable_dt_ = model_->stable_dt;
   ++model_builds_;
   const fem::TetHierarchy& h = model_->hierarchy;
   const auto held = static_cast<std::size_t>(h.level_begin[1]);
@@ -349,11 +352,7 @@ std::size_t HierarchicalFem::held_roots() const {
 void HierarchicalFem::restore(Space& space, const StateRecord& state) {
   const auto it = state.integers.find("active_tets");
   if (it == state.integers.end()) throw InputError("checkpoint: no active_tets record for the fem method");
-  if (!level0_roots_) {
-    level0_ = fem::make_level0_mesh(space.comm(), scene_);
-    level0_roots_ =
-        std::make_unique<fem::Level0Roots>(level0_.mesh, scene_.sections.get<FemSettings>().max_level);
-  }
+  if (!level0_roots_) make_level0(space.comm());
   restored_active_.assign(it->second.begin(), it->second.end());
   restored_ = true;
   model_.reset();
@@ -368,7 +367,7 @@ void HierarchicalFem::restore(Space& space, const StateRecord& state) {
   check_reach(space.comm(), "nodes of the tets at owned nodes");
 }
 
-Real HierarchicalFem::stable_dt(const Space& /*space*/) const { return model_->stable_dt; }
+Real HierarchicalFem::stable_dt(const Space& /*space*/) const { return stable_dt_; }
 
 void HierarchicalFem::advance(Space& space, Real t, Real dt) {
   clock_.time(kView, [&] {
@@ -419,12 +418,8 @@ void HierarchicalFem::gather_view(Space& space) {
   locate_view();
   wanted_.clear();
   if (adaptive_) {
-    update_neighbours(space);  // the marks of this step go to these
-    if (!held_known_ || set != held_for_) {
-      want_roots(needs_, true);  // fetched by the next check_reach
-      held_for_ = set;
-      held_known_ = true;
-    }
+    update_neighbours(space);                            // the marks of this step go to these
+    if (!held_known_ || set != held_for_) hold_needs();  // fetched by the next check_reach
   }
   find_hanging();
 }
@@ -463,11 +458,7 @@ void HierarchicalFem::check_reach(MPI_Comm comm, const char* what, int* any, int
   if (values[4] < 0) {  // a view outgrew its model: every rank builds its own again
     outgrown_ = false;
     rebuild(comm, needs_);
-    if (adaptive_) {
-      want_roots(needs_, true);
-      held_for_ = needs_for_;
-      held_known_ = true;
-    }
+    if (adaptive_) hold_needs();
     find_hanging();
     check_reach(comm, what);
     return;
@@ -673,6 +664,13 @@ void HierarchicalFem::refresh_status(const std::vector<Index>& tets) {
     if (h.level[t] < h.max_level)
       for (Index n : h.midpoints[t]) status_[n] = active_->status(n);
   }
+}
+
+// The view's needs become the roots to hold (those not up to date wanted, the others dropped).
+void HierarchicalFem::hold_needs() {
+  want_roots(needs_, true);
+  held_for_ = needs_for_;
+  held_known_ = true;
 }
 
 void HierarchicalFem::want_roots(const std::vector<Index>& needs, bool drop) {

@@ -93,7 +93,9 @@ class HierarchicalFem final : public Method {
   bool outgrown(const std::vector<fem::Index>& needs) const;          // the model lacks one of them
   void rebuild(MPI_Comm comm, const std::vector<fem::Index>& needs);  // collective
   void build_model(MPI_Comm comm, const std::vector<fem::Index>& roots);
-  void locate_view();  // view_node_ and slot_ of the view's entries
+  void make_level0(MPI_Comm comm);  // level0_ and level0_roots_ (collective)
+  void hold_needs();                // want_roots(needs_, drop) for the view they were found for
+  void locate_view();               // view_node_ and slot_ of the view's entries
   std::vector<fem::Index> global_tets(const std::vector<fem::Index>& local) const;
   std::vector<fem::Index> local_tets(const std::vector<fem::Index>& global) const;  // held ones
   void gather_view(Space& space);

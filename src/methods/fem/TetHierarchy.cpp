@@ -234,11 +234,6 @@ void finish(TetHierarchy& h) {
 
 }  // namespace
 
-std::vector<Index> roots_around(const TetHierarchy& h, const ParticleId* nodes, std::size_t count) {
-  const std::vector<Index> local(nodes, nodes + count);
-  return roots_around(h, local.data(), count);
-}
-
 std::vector<Index> roots_around(const TetHierarchy& h, const Index* nodes, std::size_t count) {
   // A node lies in a root only if its parent edge does, so in a root around the level-0 vertex
   // reached through first parents.
@@ -254,20 +249,6 @@ std::vector<Index> roots_around(const TetHierarchy& h, const Index* nodes, std::
   }
   std::sort(roots.begin(), roots.end());
   return roots;
-}
-
-std::vector<Index> rings_around(const TetHierarchy& h, const std::vector<Index>& roots, int rings) {
-  std::vector<std::uint8_t> seen(static_cast<std::size_t>(h.level_begin[1]), 0);
-  for (Index r : roots) seen[r] = 1;
-  std::vector<Index> all = roots, ring = roots, next;
-  for (int k = 0; k < rings && !ring.empty(); ++k, ring.swap(next)) {
-    next.clear();
-    for (Index r : ring)
-      for (Index v : h.stored_corners[r]) add_roots_at(h, v, seen, next);
-    all.insert(all.end(), next.begin(), next.end());
-  }
-  std::sort(all.begin(), all.end());
-  return all;
 }
 
 bool TetHierarchy::is_ancestor(Index a, Index t) const {

@@ -176,11 +176,6 @@ TetHierarchy build_hierarchy(const TetMesh& level0, int max_level, const std::ve
 // found from each node's level-0 ancestor, so that a rank's work follows its own nodes and not the
 // whole mesh (issue 34).
 std::vector<Index> roots_around(const TetHierarchy& h, const Index* nodes, std::size_t count);
-std::vector<Index> roots_around(const TetHierarchy& h, const ParticleId* nodes, std::size_t count);
-
-// `roots` (increasing) and the roots within `rings` steps of them across shared vertices,
-// increasing.
-std::vector<Index> rings_around(const TetHierarchy& h, const std::vector<Index>& roots, int rings);
 
 // A similarity-class signature for tet t (spec §8 test 1): the 6 edge lengths divided by the
 // longest, sorted, rounded to 6 significant digits. Tets with equal signatures are similar up to

@@ -417,19 +417,19 @@ TEST(ActiveSet, ListsUnderRootsAreTheWholeListsThere) {
   for (int trial = 0; trial < 20; ++trial) {
     // Some active nodes near a random point, as a rank's own nodes are.
     const Real* centre = h.rest_position(static_cast<Index>(rng() % h.node_count()));
-    std::vector<ParticleId> nodes;
+    std::vector<Index> nodes;
     for (std::size_t n = 0; n < h.node_count(); ++n) {
       const Real* x = h.rest_position(static_cast<Index>(n));
       const Real d2 = (x[0] - centre[0]) * (x[0] - centre[0]) + (x[1] - centre[1]) * (x[1] - centre[1]) +
                       (x[2] - centre[2]) * (x[2] - centre[2]);
       if (set.status(static_cast<Index>(n)) != NodeStatus::Inactive && d2 < 0.09 && rng() % 2 == 0)
-        nodes.push_back(n);
+        nodes.push_back(static_cast<Index>(n));
     }
     const std::vector<Index> roots = roots_around(h, nodes.data(), nodes.size());
     ASSERT_TRUE(std::is_sorted(roots.begin(), roots.end()));
     for (Index t = 0; t < static_cast<Index>(h.tet_count()); ++t)
       for (Index c : h.corners(t))
-        if (std::binary_search(nodes.begin(), nodes.end(), static_cast<ParticleId>(c))) {
+        if (std::binary_search(nodes.begin(), nodes.end(), c)) {
           EXPECT_TRUE(std::binary_search(roots.begin(), roots.end(), h.root(t))) << "tet " << t;
         }
     EXPECT_EQ(set.active_tets(roots), under(set.active_tets(), roots));
@@ -438,7 +438,7 @@ TEST(ActiveSet, ListsUnderRootsAreTheWholeListsThere) {
   }
   EXPECT_GT(fewer, 10);  // not simply every root
   std::cout << fewer << " of 20 node sets around fewer than every root\n";
-  EXPECT_TRUE(roots_around(h, static_cast<const ParticleId*>(nullptr), 0).empty());
+  EXPECT_TRUE(roots_around(h, nullptr, 0).empty());
 }
 
 TEST(ActiveSet, ApplyRefinesMarkedTetsAndCoarsensUntouchedParents) {
