@@ -33,8 +33,8 @@ const GmshFunctions& gmsh() {
 
 TetMesh read_gmsh_tet_mesh(const std::string& path) { return gmsh().read(path); }
 
-void write_gmsh_tet_mesh(const TetMesh& mesh, const std::string& path, double version) {
-  gmsh().write(mesh, path, version);
+void write_gmsh_tet_mesh(const TetMesh& mesh, const std::string& path, double version, bool binary) {
+  gmsh().write(mesh, path, version, binary);
 }
 
 TetMesh gmsh_cylinder(const Vec3& base, int axis, Real radius, Real height, Real size) {

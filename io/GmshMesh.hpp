@@ -12,8 +12,10 @@ namespace nendo {
 // The linear tetrahedra of the file (quadratic ones keep their corners); vertices are the nodes
 // the tets use, in increasing node tag order. Tets are reoriented to positive volume.
 TetMesh read_gmsh_tet_mesh(const std::string& path);
-// `version` is the MSH format: 4.1 (Gmsh's current) or 2.2 (the legacy one many tools write).
-void write_gmsh_tet_mesh(const TetMesh& mesh, const std::string& path, double version = 4.1);
+// `version` is the MSH format: 4.1 (Gmsh's current) or 2.2 (the legacy one many tools write);
+// ASCII unless `binary`.
+void write_gmsh_tet_mesh(const TetMesh& mesh, const std::string& path, double version = 4.1,
+                         bool binary = false);
 // A solid cylinder of the given radius and height standing on `base` along axis (0, 1, 2), meshed
 // by Gmsh with target edge length `size` (one thread: the mesh is the same on every run).
 TetMesh gmsh_cylinder(const Vec3& base, int axis, Real radius, Real height, Real size);

@@ -11,7 +11,7 @@ namespace nendo {
 
 struct GmshFunctions {
   TetMesh (*read)(const std::string& path);
-  void (*write)(const TetMesh& mesh, const std::string& path, double version);
+  void (*write)(const TetMesh& mesh, const std::string& path, double version, bool binary);
   TetMesh (*cylinder)(const Vec3& base, int axis, Real radius, Real height, Real size);
   TetMesh (*sphere)(const Vec3& center, Real radius, Real size);
 };

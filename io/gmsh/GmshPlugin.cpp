@@ -40,11 +40,6 @@ void call_gmsh(const std::string& what, F&& f) {
   }
 }
 
-void orient_positively(TetMesh& mesh) {
-  for (std::size_t t = 0; t < mesh.tet_count(); ++t)
-    if (mesh.volume(t) < 0) std::swap(mesh.tets[4 * t + 2], mesh.tets[4 * t + 3]);
-}
-
 // The current model's tetrahedra as a TetMesh.
 TetMesh current_tets(const std::string& what) {
   std::vector<std::size_t> node_tags;
@@ -76,7 +71,7 @@ TetMesh current_tets(const std::string& what) {
   for (std::size_t tag : corners)
     mesh.tets.push_back(
         static_cast<std::int32_t>(std::lower_bound(used.begin(), used.end(), tag) - used.begin()));
-  orient_positively(mesh);
+  mesh.orient_positively();
   return mesh;
 }
 
@@ -90,7 +85,7 @@ TetMesh read_tet_mesh(const std::string& path) {
   return mesh;
 }
 
-void write_tet_mesh(const TetMesh& mesh, const std::string& path, double version) {
+void write_tet_mesh(const TetMesh& mesh, const std::string& path, double version, bool binary) {
   GmshSession session;
   call_gmsh("cannot write the mesh file " + path, [&] {
     gmsh::model::add("nendo");
@@ -103,7 +98,7 @@ void write_tet_mesh(const TetMesh& mesh, const std::string& path, double version
     gmsh::model::mesh::addNodes(3, volume, node_tags, mesh.vertices);
     gmsh::model::mesh::addElementsByType(volume, kTet4, element_tags, nodes);
     gmsh::option::setNumber("Mesh.MshFileVersion", version);
-    gmsh::option::setNumber("Mesh.Binary", 0);
+    gmsh::option::setNumber("Mesh.Binary", binary ? 1 : 0);
     gmsh::write(path);
   });
 }

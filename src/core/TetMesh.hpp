@@ -2,6 +2,7 @@
 // A tetrahedral mesh: vertex positions and four vertex indices per tet, positively oriented
 // ((x1 − x0) × (x2 − x0) · (x3 − x0) > 0). What the mesh methods (shape matching, FEM) start from.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/Types.hpp"
@@ -25,6 +26,11 @@ struct TetMesh {
             e[0][1] * (e[1][0] * e[2][2] - e[1][2] * e[2][0]) +
             e[0][2] * (e[1][0] * e[2][1] - e[1][1] * e[2][0])) /
            6;
+  }
+  // Swaps the last two corners of every tet of negative volume.
+  void orient_positively() {
+    for (std::size_t t = 0; t < tet_count(); ++t)
+      if (volume(t) < 0) std::swap(tets[4 * t + 2], tets[4 * t + 3]);
   }
 };
 

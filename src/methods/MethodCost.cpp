@@ -5,7 +5,10 @@
 #include <map>
 
 #include "bodies/BodySeeder.hpp"
+#include "bodies/TetMeshFile.hpp"
 #include "core/Error.hpp"
+#include "io/GmshMesh.hpp"
+#include "io/MshReader.hpp"
 #include "io/ParticleReader.hpp"
 
 namespace nendo {
@@ -66,6 +69,15 @@ MeshCount box_mesh_count(const BodySettings& body, Real spacing, int levels) {
   for (int l = 0; l <= levels; ++l, tets_per_level *= 8) all += count.tets * tets_per_level;
   count.tets = all;
   return count;
+}
+
+MeshCount file_mesh_count(const std::string& path) {
+  if (MshReader::streams(path)) {
+    const TetMeshFile file(MPI_COMM_SELF, path);
+    return {static_cast<std::uint64_t>(file.vertex_count()), static_cast<std::uint64_t>(file.tet_count())};
+  }
+  const TetMesh mesh = read_gmsh_tet_mesh(path);
+  return {mesh.vertex_count(), mesh.tet_count()};
 }
 
 // Gmsh's mesh of jobs/scenes/shape_matching/cylinder-bend.yaml has 1.10 V / h^3 vertices (1 943);

@@ -61,6 +61,9 @@ struct MeshCount {
 // red refinement (8 children per tet, vertices on the halved lattice): the finest level's
 // vertices and the tets of all levels.
 MeshCount box_mesh_count(const BodySettings& body, Real spacing, int levels = 0);
+// The vertices and tets of a mesh file: an MSH file counted in one streaming pass (a bit per node
+// tag, bodies/TetMeshFile.hpp), another format read whole by Gmsh.
+MeshCount file_mesh_count(const std::string& path);
 // A Gmsh mesh of a sphere or cylinder at target edge `spacing`: an estimate from its volume.
 MeshCount gmsh_mesh_estimate(const BodySettings& body, Real spacing, int levels = 0);
 

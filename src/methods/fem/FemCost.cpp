@@ -4,7 +4,6 @@
 // model). The fit's `replicated` takes what falls more slowly than 1/ranks (a rank's model holds
 // the roots around its nodes and some rings beyond, tets at rank boundaries on both sides, PETSc);
 // the nodes, their halo and the solver's matrices fall with the rank count.
-#include "io/GmshMesh.hpp"
 #include "methods/MethodCost.hpp"
 #include "methods/fem/FemSettings.hpp"
 
@@ -20,8 +19,7 @@ ProblemSize fem_size(const Scene& scene) {
     if (body.shape == "box") {
       count = box_mesh_count(body, fem.spacing, fem.max_level), coarsest = box_mesh_count(body, fem.spacing);
     } else if (body.shape == "file") {  // the file's level 0, refined as a box lattice would be
-      const TetMesh mesh = read_gmsh_tet_mesh(body.path);
-      coarsest = {mesh.vertex_count(), mesh.tet_count()};
+      coarsest = file_mesh_count(body.path);
       count = {coarsest.vertices << (3 * fem.max_level), 0};
       for (int l = 0; l <= fem.max_level; ++l) count.tets += coarsest.tets << (3 * l);
       size.estimated = "the refined levels of a mesh file are estimated from its level 0";

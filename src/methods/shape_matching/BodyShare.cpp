@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "bodies/TetMeshFile.hpp"
 #include "core/CollectiveError.hpp"
 #include "core/Mpi.hpp"
 #include "methods/shape_matching/ExampleShapes.hpp"
@@ -74,29 +75,80 @@ void reduce_extent(MPI_Comm comm, BodyShare& share) {
   MPI_Allreduce(&longest, &share.longest_edge, 1, MPI_DOUBLE, MPI_MAX, comm);
 }
 
-// Each rank meshes the cube layers its vertices' set-up reads and makes its examples.
+// The corners of tets `a` and `b` are the same, up to orientation (the last two swapped).
+bool same_tet(const std::int64_t* a, const std::int64_t* b) {
+  return a[0] == b[0] && a[1] == b[1] && std::minmax(a[2], a[3]) == std::minmax(b[2], b[3]);
+}
+
+// An example read from a mesh file at the share's vertices; its vertices and tets must be the
+// body's, which each rank checks for the tets of its part (together: every tet).
+std::vector<Real> example_from_file(MPI_Comm comm, const std::string& path, const BodyShare& share) {
+  TetMeshFile file(comm, path);
+  const std::string mismatch =
+      path + ": an example must have the body's vertices and tets in the same order (it has " +
+      std::to_string(file.vertex_count()) + " vertices and " + std::to_string(file.tet_count()) +
+      " tets, the body " + std::to_string(share.vertex_count) + " and " + std::to_string(share.tet_count) +
+      ")";
+  if (file.vertex_count() != share.vertex_count || file.tet_count() != share.tet_count)
+    throw CollectiveError(mismatch);
+  const std::vector<std::int64_t> corners = file.tet_corners(share.part.tet_ids);
+  const TetMeshPart& part = share.part;
+  bool same = corners.size() == part.mesh.tets.size();
+  for (std::size_t t = 0; same && t < part.mesh.tet_count(); ++t) {
+    std::int64_t mine[4];
+    for (int c = 0; c < 4; ++c) mine[c] = part.vertex_ids[part.mesh.tets[4 * t + c]];
+    same = same_tet(mine, &corners[4 * t]);
+  }
+  raise_collectively(comm, same ? "" : mismatch);
+  return file.positions(part.vertex_ids);
+}
+
+// The examples at the share's vertices: generated there, or read from files.
+void make_examples(MPI_Comm comm, const BodySettings& body, BodyShare& share) {
+  const ExampleFrame frame = example_frame(share.lo, share.hi);
+  for (const ExampleSettings& example : body.method_keys.get<ShapeMatchingBody>().examples) {
+    if (!is_generated(example)) {
+      share.examples.push_back(example_from_file(comm, example.path, share));
+      continue;
+    }
+    std::string error;
+    try {
+      share.examples.push_back(generated_example(example, frame, share.part.mesh.vertices));
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    raise_collectively(comm, error);
+  }
+  share.part.tet_ids = {};  // the set-up reads tets in order, never their ids
+}
+
+// Each rank meshes the cube layers its vertices' set-up reads.
 BodyShare box_share(MPI_Comm comm, const BodySettings& body, Real spacing) {
   const BoxLattice lattice(body.min, body.max, spacing);
   BodyShare share;
   split(comm, lattice.vertex_count(), share);
+  share.tet_count = 6 * lattice.cube_count();
   if (share.first < share.last) {
     const std::int64_t layer = std::int64_t{lattice.nodes()[0]} * lattice.nodes()[1];
     const int k_first = static_cast<int>(share.first / layer),
               k_last = static_cast<int>((share.last - 1) / layer);
     share.part = box_tet_mesh_part(lattice, {0, 0, k_first - kTetSteps},
                                    {lattice.cells[0], lattice.cells[1], k_last + kTetSteps});
-    share.part.tet_ids = {};  // the set-up reads tets in order, never their ids
   }
   reduce_extent(comm, share);
-  const ExampleFrame frame = example_frame(share.lo, share.hi);
-  std::string error;
-  try {
-    for (const ExampleSettings& example : body.method_keys.get<ShapeMatchingBody>().examples)
-      share.examples.push_back(generated_example(example, frame, share.part.mesh.vertices));
-  } catch (const Error& e) {
-    error = e.what();
-  }
-  raise_collectively(comm, error);
+  make_examples(comm, body, share);
+  return share;
+}
+
+// Rank 0 reads the file in chunks; each rank keeps the tets its vertices' set-up reads.
+BodyShare file_share(MPI_Comm comm, const BodySettings& body) {
+  TetMeshFile file(comm, body.path);
+  BodyShare share;
+  split(comm, file.vertex_count(), share);
+  share.tet_count = file.tet_count();
+  share.part = file.part_near(share.first, share.last, kTetSteps);
+  reduce_extent(comm, share);
+  make_examples(comm, body, share);
   return share;
 }
 
@@ -144,8 +196,10 @@ BodyShare scattered_share(MPI_Comm comm, const BodySettings& body, Real spacing)
     }
   raise_collectively(comm, error);
   std::int64_t vertex_count = static_cast<std::int64_t>(whole.vertex_count());
-  MPI_Bcast(&vertex_count, 1, MPI_INT64_T, 0, comm);
   BodyShare share;
+  share.tet_count = static_cast<std::int64_t>(whole.tet_count());
+  MPI_Bcast(&vertex_count, 1, MPI_INT64_T, 0, comm);
+  MPI_Bcast(&share.tet_count, 1, MPI_INT64_T, 0, comm);
   split(comm, vertex_count, share);
   if (rank == 0) {
     for (int to = 1; to < ranks; ++to) {
@@ -165,13 +219,20 @@ BodyShare scattered_share(MPI_Comm comm, const BodySettings& body, Real spacing)
   return share;
 }
 
+// Whether the body and its file examples are set up without a whole mesh: a box, or a mesh file
+// the streaming reader reads, with examples it reads.
+bool set_up_in_shares(MPI_Comm comm, const BodySettings& body) {
+  if (body.shape != "box" && !(body.shape == "file" && TetMeshFile::streams(comm, body.path))) return false;
+  for (const ExampleSettings& example : body.method_keys.get<ShapeMatchingBody>().examples)
+    if (!is_generated(example) && !TetMeshFile::streams(comm, example.path)) return false;
+  return true;
+}
+
 }  // namespace
 
 BodyShare load_body_share(MPI_Comm comm, const BodySettings& body, Real spacing) {
-  const auto& examples = body.method_keys.get<ShapeMatchingBody>().examples;
-  if (body.shape == "box" && std::all_of(examples.begin(), examples.end(), is_generated))
-    return box_share(comm, body, spacing);
-  return scattered_share(comm, body, spacing);
+  if (!set_up_in_shares(comm, body)) return scattered_share(comm, body, spacing);
+  return body.shape == "box" ? box_share(comm, body, spacing) : file_share(comm, body);
 }
 
 }  // namespace shape_matching

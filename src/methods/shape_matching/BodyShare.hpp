@@ -3,7 +3,8 @@
 // sets up, ids [first, last) of the body's N (the particle seeder's split, [rN/P, (r+1)N/P)), with
 // what their set-up reads and nothing more: every tet around a member of their regions (the
 // members' masses and ring sizes, P2-P3), those tets' vertices, and the examples at them. No rank
-// holds the whole mesh after the set-up; only rank 0, while it meshes or reads a Gmsh body.
+// holds the whole mesh of a box or an MSH file at any time; rank 0 holds a sphere's or a
+// cylinder's while Gmsh meshes it, and a file's in a format only Gmsh reads.
 #include <mpi.h>
 
 #include <cstdint>
@@ -16,6 +17,7 @@ namespace shape_matching {
 
 struct BodyShare {
   std::int64_t vertex_count = 0;     // N, of the whole body
+  std::int64_t tet_count = 0;        // of the whole body
   std::int64_t first = 0, last = 0;  // the vertices this rank sets up
   TetMeshPart part;                  // its vertices include [first, last); no tet ids (the set-up reads none)
   std::vector<std::vector<Real>> examples;  // x^1..x^n at the part's vertices
@@ -28,10 +30,12 @@ struct BodyShare {
   std::size_t owned_at_ = 0;  // the index of vertex `first` in the part
 };
 
-// Collective. A box whose examples are all generators is meshed in parts, each rank its own
-// lattice layers and the two beyond on either side (members one layer away, their tets one
-// more); any other body is meshed or read by rank 0, which cuts each rank its part and sends it,
-// one rank at a time. An error in meshing or in an example stops every rank with its message.
+// Collective. A box is meshed in parts, each rank its own lattice layers and the two beyond on
+// either side (members one layer away, their tets one more). An MSH file is read by rank 0 in
+// chunks that every rank sees, keeping its part (bodies/TetMeshFile.hpp); example files are read
+// so too. Any other body, or one with an example file Gmsh alone reads, is meshed or read whole
+// by rank 0, which cuts each rank its part and sends it, one rank at a time. An error in meshing,
+// reading or an example stops every rank with its message.
 BodyShare load_body_share(MPI_Comm comm, const BodySettings& body, Real spacing);
 
 }  // namespace shape_matching

@@ -4,7 +4,6 @@
 // (`replicated`) is what a least-squares fit of the three peaks finds (the set-up's lattice layers
 // either side of a share, the first distribution's messages, the halo's step arrays), not a copy
 // of the mesh; with it, `exchange` fits as nothing.
-#include "io/GmshMesh.hpp"
 #include "methods/MethodCost.hpp"
 
 namespace nendo {
@@ -18,8 +17,7 @@ ProblemSize shape_matching_size(const Scene& scene) {
     if (body.shape == "box") {
       count = box_mesh_count(body, spacing);
     } else if (body.shape == "file") {
-      const TetMesh mesh = read_gmsh_tet_mesh(body.path);
-      count = {mesh.vertex_count(), mesh.tet_count()};
+      count = file_mesh_count(body.path);
     } else {
       count = gmsh_mesh_estimate(body, spacing);
       size.estimated = "Gmsh meshes of spheres and cylinders are estimated from their volume";

@@ -16,6 +16,7 @@
 
 #include "ShapeMatchingHarness.hpp"
 #include "bodies/TetMesher.hpp"
+#include "core/CollectiveError.hpp"
 #include "io/GmshMesh.hpp"
 #include "methods/shape_matching/BodyShare.hpp"
 #include "methods/shape_matching/ExampleProjection.hpp"
@@ -650,9 +651,10 @@ std::map<ParticleId, std::vector<unsigned char>> seeded(MPI_Comm comm, const Sce
   return by_id;
 }
 
-// The lattice of a box in layers along z, and two file meshes (cut by rank 0): a file body, and a
-// box with an example read from a file. Each rank's seeded particles (rings, rest data, example
-// stretches, projections: every field) are bit for bit those of one rank set up from the whole.
+// The lattice of a box in layers along z; a file body read in chunks (MSH 4.1), and a box with an
+// example read so; a file body only Gmsh reads (binary MSH 2.2), cut by rank 0. Each rank's seeded
+// particles (rings, rest data, example stretches, projections: every field) are bit for bit those
+// of one rank set up from the whole.
 TEST(ShapeMatchingSetup, EachRankHoldsItsShareOfTheMesh) {
   const std::string dir = fresh_directory("methods/shape_matching", "share");
   const std::string examples = "examples: [{type: twist, angle: 90}, {type: bend, amplitude: 0.05}]";
@@ -663,6 +665,7 @@ TEST(ShapeMatchingSetup, EachRankHoldsItsShareOfTheMesh) {
     write_gmsh_tet_mesh(mesh, dir + "/bar.msh", 4.1);
     const ExampleSettings twist = box.bodies[0].method_keys.get<ShapeMatchingBody>().examples[0];
     write_gmsh_tet_mesh(TetMesh{example_shape(twist, mesh), mesh.tets}, dir + "/twisted.msh", 4.1);
+    write_gmsh_tet_mesh(mesh, dir + "/bar-22-binary.msh", 2.2, true);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   const Scene file_body = parse_scene(
@@ -675,11 +678,47 @@ TEST(ShapeMatchingSetup, EachRankHoldsItsShareOfTheMesh) {
   const Scene file_example =
       parse_scene(testing::bar_scene("examples: [{type: file, path: " + dir + "/twisted.msh}]", "", 4, 4, 25),
                   "test.yaml");
+  const Scene gmsh_body = [&] {
+    Scene scene = file_body;
+    scene.bodies[0].path = dir + "/bar-22-binary.msh";
+    return scene;
+  }();
   expect_share_of_whole_mesh(box, false);
   expect_share_of_whole_mesh(file_body, true);
-  expect_share_of_whole_mesh(file_example, true);
-  for (const Scene* scene : {&box, &file_body, &file_example})
+  expect_share_of_whole_mesh(file_example, false);
+  expect_share_of_whole_mesh(gmsh_body, true);
+  for (const Scene* scene : {&box, &file_body, &file_example, &gmsh_body})
     EXPECT_TRUE(seeded(MPI_COMM_WORLD, *scene) == seeded(MPI_COMM_SELF, *scene));
+}
+
+// An example file of another mesh, or of the body's vertices with two tets' corners exchanged, is
+// refused on every rank with one message naming the file.
+TEST(ShapeMatchingSetup, RefusesAnExampleFileOfAnotherMesh) {
+  const std::string dir = fresh_directory("methods/shape_matching", "other-example");
+  const Scene box = parse_scene(testing::bar_scene("", "", 4, 4, 25), "test.yaml");
+  const Real spacing = box.grid.dx / box.bodies[0].particles_per_cell;
+  if (mpi::rank(MPI_COMM_WORLD) == 0) {
+    TetMesh mesh = body_tet_mesh(box.bodies[0], spacing);
+    std::swap_ranges(mesh.tets.begin() + 4 * 100, mesh.tets.begin() + 4 * 101, mesh.tets.begin() + 4 * 200);
+    write_gmsh_tet_mesh(mesh, dir + "/exchanged.msh");
+    write_gmsh_tet_mesh(box_tet_mesh({0, 0, 0}, {1, 1, 1}, 0.5), dir + "/other.msh");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (const char* name : {"/exchanged.msh", "/other.msh"}) {
+    const Scene scene = parse_scene(
+        testing::bar_scene(std::string("examples: [{type: file, path: ") + dir + name + "}]", "", 4, 4, 25),
+        "test.yaml");
+    std::string message = "no error";
+    try {
+      shape_matching::load_body_share(MPI_COMM_WORLD, scene.bodies[0], spacing);
+    } catch (const CollectiveError& e) {
+      message = e.what();
+    }
+    EXPECT_NE(
+        message.find(dir + name + ": an example must have the body's vertices and tets in the same order"),
+        std::string::npos)
+        << message;
+  }
 }
 
 TEST(ShapeMatching, RefusesAHaloSmallerThanTheEdges) {
