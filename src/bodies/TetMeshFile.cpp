@@ -48,6 +48,33 @@ void broadcast_chunks(MPI_Comm comm, std::vector<T>& chunk, Read read, Use use) 
   }
 }
 
+// The rank of `starts` (rank r: [starts[r], starts[r + 1])) that `value` falls in.
+int owner_in(const std::vector<std::int64_t>& starts, std::int64_t value) {
+  return static_cast<int>(std::upper_bound(starts.begin(), starts.end(), value) - starts.begin()) - 1;
+}
+
+// Each value to the rank of `starts` it falls in, which turns it into answer(value); the answers,
+// in the order of `values`.
+template <class Answer>
+std::vector<std::int64_t> ask_owners(MPI_Comm comm, const std::vector<std::int64_t>& starts,
+                                     const std::vector<std::int64_t>& values, Answer answer) {
+  const int ranks = mpi::size(comm);
+  std::vector<std::vector<std::int64_t>> asked(ranks);
+  for (std::int64_t value : values) asked[owner_in(starts, value)].push_back(value);
+  std::vector<std::vector<std::int64_t>> questions = mpi::exchange(asked, comm);
+  for (std::vector<std::int64_t>& from : questions)
+    for (std::int64_t& value : from) value = answer(value);
+  const std::vector<std::vector<std::int64_t>> answers = mpi::exchange(questions, comm);
+  std::vector<std::int64_t> answered;
+  answered.reserve(values.size());
+  std::vector<std::size_t> next(ranks, 0);
+  for (std::int64_t value : values) {
+    const int owner = owner_in(starts, value);
+    answered.push_back(answers[owner][next[owner]++]);
+  }
+  return answered;
+}
+
 }  // namespace
 
 bool TetMeshFile::streams(MPI_Comm comm, const std::string& path) {
@@ -116,59 +143,27 @@ void TetMeshFile::for_each_tet_chunk(Use use) {
       });
 }
 
-int TetMeshFile::tag_owner(std::int64_t tag) const {
-  return static_cast<int>(std::upper_bound(tag_start_.begin(), tag_start_.end(), tag) - tag_start_.begin()) -
-         1;
-}
-
-// Each tag to the rank answering for it, which counts the used tags before it.
+// A tag's id: the used tags before it.
 std::vector<std::int64_t> TetMeshFile::ids_of(const std::vector<std::int64_t>& tags) {
-  const int rank = mpi::rank(comm_), ranks = mpi::size(comm_);
-  std::vector<std::vector<std::int64_t>> asked(ranks);
-  for (std::int64_t tag : tags) asked[tag_owner(tag)].push_back(tag);
-  std::vector<std::vector<std::int64_t>> questions = mpi::exchange(asked, comm_);
-  for (std::vector<std::int64_t>& from : questions)
-    for (std::int64_t& value : from) {
-      const std::int64_t bit = value - tag_start_[rank];
-      const std::uint64_t below = (std::uint64_t{1} << (bit % 64)) - 1;
-      value = id_start_[rank] + used_before_[bit / 64] + __builtin_popcountll(used_[bit / 64] & below);
-    }
-  const std::vector<std::vector<std::int64_t>> answers = mpi::exchange(questions, comm_);
-  std::vector<std::int64_t> ids;
-  std::vector<std::size_t> next(ranks, 0);
-  for (std::int64_t tag : tags) {
-    const int owner = tag_owner(tag);
-    ids.push_back(answers[owner][next[owner]++]);
-  }
-  return ids;
+  const int rank = mpi::rank(comm_);
+  return ask_owners(comm_, tag_start_, tags, [&](std::int64_t tag) {
+    const std::int64_t bit = tag - tag_start_[rank];
+    const std::uint64_t below = (std::uint64_t{1} << (bit % 64)) - 1;
+    return id_start_[rank] + used_before_[bit / 64] + __builtin_popcountll(used_[bit / 64] & below);
+  });
 }
 
-// Each id to the rank whose tags it numbers, which finds its used tag.
+// An id's tag: the k-th used tag of the rank whose ids it is in.
 std::vector<std::int64_t> TetMeshFile::tags_of(const std::vector<std::int64_t>& ids) {
-  const int rank = mpi::rank(comm_), ranks = mpi::size(comm_);
-  auto owner = [&](std::int64_t id) {
-    return static_cast<int>(std::upper_bound(id_start_.begin(), id_start_.end(), id) - id_start_.begin()) - 1;
-  };
-  std::vector<std::vector<std::int64_t>> asked(ranks);
-  for (std::int64_t id : ids) asked[owner(id)].push_back(id);
-  std::vector<std::vector<std::int64_t>> questions = mpi::exchange(asked, comm_);
-  for (std::vector<std::int64_t>& from : questions)
-    for (std::int64_t& value : from) {
-      const std::int64_t k = value - id_start_[rank];  // the k-th used tag of this rank
-      const std::size_t w =
-          std::upper_bound(used_before_.begin(), used_before_.end(), k) - used_before_.begin() - 1;
-      std::uint64_t word = used_[w];
-      for (std::int64_t skip = k - used_before_[w]; skip > 0; --skip) word &= word - 1;
-      value = tag_start_[rank] + 64 * static_cast<std::int64_t>(w) + __builtin_ctzll(word);
-    }
-  const std::vector<std::vector<std::int64_t>> answers = mpi::exchange(questions, comm_);
-  std::vector<std::int64_t> tags;
-  std::vector<std::size_t> next(ranks, 0);
-  for (std::int64_t id : ids) {
-    const int r = owner(id);
-    tags.push_back(answers[r][next[r]++]);
-  }
-  return tags;
+  const int rank = mpi::rank(comm_);
+  return ask_owners(comm_, id_start_, ids, [&](std::int64_t id) {
+    const std::int64_t k = id - id_start_[rank];
+    const std::size_t w =
+        std::upper_bound(used_before_.begin(), used_before_.end(), k) - used_before_.begin() - 1;
+    std::uint64_t word = used_[w];
+    for (std::int64_t skip = k - used_before_[w]; skip > 0; --skip) word &= word - 1;
+    return tag_start_[rank] + 64 * static_cast<std::int64_t>(w) + __builtin_ctzll(word);
+  });
 }
 
 // The coordinates of the nodes `tags` (ascending), from one pass over the nodes.

@@ -50,7 +50,6 @@ class TetMeshFile {
   std::vector<Real> coordinates(const std::vector<std::int64_t>& tags);
   std::vector<std::int64_t> ids_of(const std::vector<std::int64_t>& tags);
   std::vector<std::int64_t> tags_of(const std::vector<std::int64_t>& ids);
-  int tag_owner(std::int64_t tag) const;
 
   MPI_Comm comm_;
   std::string path_;

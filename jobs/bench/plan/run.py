@@ -7,6 +7,7 @@ ranks, median of 3 runs, each under flock /tmp/nendo-bench.lock. Prints predicte
 their ratio. docs/performance.md "Sizing a job" has the results.
 
 Usage: jobs/bench/plan/run.py BUILD_DIR WORK_DIR [--repeat 3] [--only NAME] [--ranks 1 2]
+(shape_matching_file first writes its 57 MB mesh file into WORK_DIR.)
 """
 import argparse
 import os
@@ -22,11 +23,13 @@ CASES = {
     "mpm": (S("mpm", "jelly-drop.yaml"), ["grid.dx=0.004", "time.dt=2e-5"]),
     "slave_sph": (S("slave_sph", "cube-soft.yaml"), ["bodies.0.max=[0.48, 0.58, 0.48]"]),
     "shape_matching": (S("shape_matching", "bar-twist.yaml"), ["bodies.0.max=[4.0, 2.6, 2.0]"]),
+    # the same body as an MSH file (written into WORK_DIR by box_msh.py; its path is set in main)
+    "shape_matching_file": (os.path.join(os.path.dirname(__file__), "bar-file.yaml"), []),
     "pbd_powder": (os.path.join(os.path.dirname(__file__), "pbd-block.yaml"), []),
     "fem": (S("fem", "slab-1m-implicit.yaml"), []),
     "ballistic": (S("mpm", "jelly-drop.yaml"), ["method=ballistic", "grid.dx=0.004", "output.fields=[velocity]"]),
 }
-STEPS = {"mpm": 3, "slave_sph": 2, "shape_matching": 2, "pbd_powder": 1, "fem": 1, "ballistic": 3}
+STEPS = {"mpm": 3, "slave_sph": 2, "shape_matching": 2, "shape_matching_file": 2, "pbd_powder": 1, "fem": 1, "ballistic": 3}
 PEAK_RSS = ("import resource, subprocess, sys; code = subprocess.call(sys.argv[1:]); "
             "print('peak_rss_kib', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, flush=True); "
             "sys.exit(code)")
@@ -75,6 +78,13 @@ def main():
     for name in args.only:
         scene, overrides = CASES[name]
         overrides = overrides + args.set
+        if name == "shape_matching_file":
+            mesh = os.path.join(args.work, "bar-262701.msh")
+            if not os.path.exists(mesh):
+                os.makedirs(args.work, exist_ok=True)
+                subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "box_msh.py"),
+                                "0", "0.6", "0", "4.0", "2.6", "2.0", "0.04", mesh], check=True)
+            overrides = overrides + ["bodies.0.path=" + mesh]
         for ranks in args.ranks:
             count, plan = planned(nendo, scene, overrides, ranks)
             peaks = [measured(nendo, scene, overrides, ranks, STEPS[name], os.path.join(args.work, name))
