@@ -23,8 +23,8 @@ CASES = {
     "mpm": (S("mpm", "jelly-drop.yaml"), ["grid.dx=0.004", "time.dt=2e-5"]),
     "slave_sph": (S("slave_sph", "cube-soft.yaml"), ["bodies.0.max=[0.48, 0.58, 0.48]"]),
     "shape_matching": (S("shape_matching", "bar-twist.yaml"), ["bodies.0.max=[4.0, 2.6, 2.0]"]),
-    # the same body as an MSH file (written into WORK_DIR by box_msh.py; its path is set in main)
-    "shape_matching_file": (os.path.join(os.path.dirname(__file__), "bar-file.yaml"), []),
+    # the same body as an MSH file, written into WORK_DIR by box_msh.py (main sets the body)
+    "shape_matching_file": (S("shape_matching", "bar-twist.yaml"), []),
     "pbd_powder": (os.path.join(os.path.dirname(__file__), "pbd-block.yaml"), []),
     "fem": (S("fem", "slab-1m-implicit.yaml"), []),
     "ballistic": (S("mpm", "jelly-drop.yaml"), ["method=ballistic", "grid.dx=0.004", "output.fields=[velocity]"]),
@@ -84,7 +84,8 @@ def main():
                 os.makedirs(args.work, exist_ok=True)
                 subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "box_msh.py"),
                                 "0", "0.6", "0", "4.0", "2.6", "2.0", "0.04", mesh], check=True)
-            overrides = overrides + ["bodies.0.path=" + mesh]
+            overrides = overrides + ["bodies.0={shape: file, path: %s, particles_per_cell: 3, material: rubber, "
+                                     "examples: [{type: twist, angle: 90}]}" % mesh]
         for ranks in args.ranks:
             count, plan = planned(nendo, scene, overrides, ranks)
             peaks = [measured(nendo, scene, overrides, ranks, STEPS[name], os.path.join(args.work, name))
