@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <utility>
 
 #include "core/CollectiveError.hpp"
@@ -54,24 +55,26 @@ int owner_in(const std::vector<std::int64_t>& starts, std::int64_t value) {
 }
 
 // Each value to the rank of `starts` it falls in, which turns it into answer(value); the answers,
-// in the order of `values`.
+// in the order of `values`. Only the ranks asked hear from a rank (SparseExchange's NBX).
 template <class Answer>
-std::vector<std::int64_t> ask_owners(MPI_Comm comm, const std::vector<std::int64_t>& starts,
+std::vector<std::int64_t> ask_owners(const SparseExchange& exchange, const std::vector<std::int64_t>& starts,
                                      const std::vector<std::int64_t>& values, Answer answer) {
-  const int ranks = mpi::size(comm);
-  std::vector<std::vector<std::int64_t>> asked(ranks);
-  for (std::int64_t value : values) asked[owner_in(starts, value)].push_back(value);
-  std::vector<std::vector<std::int64_t>> questions = mpi::exchange(asked, comm);
-  for (std::vector<std::int64_t>& from : questions)
-    for (std::int64_t& value : from) value = answer(value);
-  const std::vector<std::vector<std::int64_t>> answers = mpi::exchange(questions, comm);
+  std::map<int, Bytes> asked;
+  for (std::int64_t value : values) put(asked[owner_in(starts, value)], value);
+  std::map<int, Bytes> replies;
+  for (const Message& question : exchange.discover(asked)) {
+    ByteReader in(question.bytes);
+    Bytes& reply = replies[question.rank];
+    while (!in.done()) put(reply, answer(in.get<std::int64_t>()));
+  }
+  std::vector<int> owners;
+  for (const auto& [owner, bytes] : asked) owners.push_back(owner);
+  const std::vector<Message> answers = exchange.exchange(replies, owners);
+  std::map<int, ByteReader> from;
+  for (const Message& m : answers) from.emplace(m.rank, ByteReader(m.bytes));
   std::vector<std::int64_t> answered;
   answered.reserve(values.size());
-  std::vector<std::size_t> next(ranks, 0);
-  for (std::int64_t value : values) {
-    const int owner = owner_in(starts, value);
-    answered.push_back(answers[owner][next[owner]++]);
-  }
+  for (std::int64_t value : values) answered.push_back(from.at(owner_in(starts, value)).get<std::int64_t>());
   return answered;
 }
 
@@ -84,7 +87,7 @@ bool TetMeshFile::streams(MPI_Comm comm, const std::string& path) {
 }
 
 TetMeshFile::TetMeshFile(MPI_Comm comm, const std::string& path, std::size_t chunk)
-    : comm_(comm), path_(path), chunk_(chunk) {
+    : comm_(comm), exchange_(comm), path_(path), chunk_(chunk) {
   const int rank = mpi::rank(comm), ranks = mpi::size(comm);
   std::string error;
   std::int64_t max_tag = 0;
@@ -146,7 +149,7 @@ void TetMeshFile::for_each_tet_chunk(Use use) {
 // A tag's id: the used tags before it.
 std::vector<std::int64_t> TetMeshFile::ids_of(const std::vector<std::int64_t>& tags) {
   const int rank = mpi::rank(comm_);
-  return ask_owners(comm_, tag_start_, tags, [&](std::int64_t tag) {
+  return ask_owners(exchange_, tag_start_, tags, [&](std::int64_t tag) {
     const std::int64_t bit = tag - tag_start_[rank];
     const std::uint64_t below = (std::uint64_t{1} << (bit % 64)) - 1;
     return id_start_[rank] + used_before_[bit / 64] + __builtin_popcountll(used_[bit / 64] & below);
@@ -156,7 +159,7 @@ std::vector<std::int64_t> TetMeshFile::ids_of(const std::vector<std::int64_t>& t
 // An id's tag: the k-th used tag of the rank whose ids it is in.
 std::vector<std::int64_t> TetMeshFile::tags_of(const std::vector<std::int64_t>& ids) {
   const int rank = mpi::rank(comm_);
-  return ask_owners(comm_, id_start_, ids, [&](std::int64_t id) {
+  return ask_owners(exchange_, id_start_, ids, [&](std::int64_t id) {
     const std::int64_t k = id - id_start_[rank];
     const std::size_t w =
         std::upper_bound(used_before_.begin(), used_before_.end(), k) - used_before_.begin() - 1;

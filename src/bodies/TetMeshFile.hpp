@@ -2,7 +2,7 @@
 // A tetrahedral mesh file that no rank holds whole (issue 34): rank 0 reads it in chunks
 // (io/MshReader.hpp) and broadcasts each; every rank keeps what it asked for and drops the rest.
 // Which nodes the tets use is known by tag ranges, each rank one range (a bit per tag), so that
-// tags and vertex ids convert with one exchange.
+// tags and vertex ids convert with one round trip to the ranks of those ranges.
 //
 // Numbering is that of Gmsh's whole read (read_gmsh_tet_mesh): vertices are the nodes the tets
 // use, in increasing tag order; tets are the file's, in file order, positively oriented. Every
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bodies/TetMesher.hpp"
+#include "decomposition/SparseExchange.hpp"
 
 namespace nendo {
 
@@ -52,6 +53,7 @@ class TetMeshFile {
   std::vector<std::int64_t> tags_of(const std::vector<std::int64_t>& ids);
 
   MPI_Comm comm_;
+  SparseExchange exchange_;  // tags and ids to and from the ranks that answer for them
   std::string path_;
   std::size_t chunk_;
   std::unique_ptr<MshReader> reader_;  // rank 0's

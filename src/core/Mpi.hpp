@@ -87,32 +87,4 @@ std::vector<T> all_gather(const std::vector<T>& mine, MPI_Comm comm) {
   return all;
 }
 
-// Collective: sends out[r] to rank r and returns what each rank sent this one, by rank (trivially
-// copyable T; each rank's total below INT_MAX elements).
-template <class T>
-std::vector<std::vector<T>> exchange(const std::vector<std::vector<T>>& out, MPI_Comm comm) {
-  static_assert(std::is_trivially_copyable_v<T>);
-  const int ranks = size(comm);
-  std::vector<int> send_counts(ranks), receive_counts(ranks), send_at(ranks + 1, 0), receive_at(ranks + 1, 0);
-  for (int r = 0; r < ranks; ++r) send_counts[r] = static_cast<int>(out[r].size());
-  MPI_Alltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT, comm);
-  for (int r = 0; r < ranks; ++r) {
-    send_at[r + 1] = send_at[r] + send_counts[r];
-    receive_at[r + 1] = receive_at[r] + receive_counts[r];
-  }
-  std::vector<T> sent(static_cast<std::size_t>(send_at[ranks])),
-      received(static_cast<std::size_t>(receive_at[ranks]));
-  for (int r = 0; r < ranks; ++r) std::copy(out[r].begin(), out[r].end(), sent.begin() + send_at[r]);
-  MPI_Datatype element;
-  MPI_Type_contiguous(static_cast<int>(sizeof(T)), MPI_BYTE, &element);
-  MPI_Type_commit(&element);
-  MPI_Alltoallv(sent.data(), send_counts.data(), send_at.data(), element, received.data(),
-                receive_counts.data(), receive_at.data(), element, comm);
-  MPI_Type_free(&element);
-  std::vector<std::vector<T>> in(ranks);
-  for (int r = 0; r < ranks; ++r)
-    in[r].assign(received.begin() + receive_at[r], received.begin() + receive_at[r + 1]);
-  return in;
-}
-
 }  // namespace nendo::mpi

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <utility>
 
+#include "core/Mpi.hpp"
 #include "decomposition/GlobalView.hpp"
 #include "materials/StvkMaterial.hpp"
 #include "methods/fem/HierarchicalFem.hpp"
@@ -165,12 +166,6 @@ ModelSizes model_sizes(const FemRun& run) {
   return out;
 }
 
-int world_size() {
-  int ranks = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  return ranks;
-}
-
 // Issue 34 item 1: each rank builds the model (tets of all levels, constants, active set) of the
 // roots around its view and the balance reach beyond, plus a ring of slack, not of the whole mesh:
 // on more than one rank some model lacks roots (this short beam lies in every rank's halo but
@@ -187,7 +182,7 @@ TEST(HierarchicalFem, EachRankBuildsTheModelOfItsViewOnly) {
   EXPECT_EQ(model.constants.size(), h.tet_count());
   EXPECT_EQ(everyone.fem().active_set().hierarchy().tet_count(), h.tet_count());
   const ModelSizes sizes = model_sizes(everyone);
-  const long roots = everyone.fem().root_count(), ranks = world_size();
+  const long roots = everyone.fem().root_count(), ranks = mpi::size(MPI_COMM_WORLD);
   if (ranks > 1) {
     EXPECT_LT(sizes.fewest, roots);
     EXPECT_LT(sizes.total, ranks * roots);
